@@ -1,0 +1,85 @@
+package io.hourglass.core.command;
+
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.config.LimitsConfig;
+import io.hourglass.core.proto.NewMessage;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** Checks publish requests and subscription names against {@link LimitsConfig} before anything is proposed. */
+public final class PublishValidator {
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._:/\\-]+");
+    private final LimitsConfig limits;
+
+    public PublishValidator(LimitsConfig limits) {
+        this.limits = limits;
+    }
+
+    public void validateTopic(String topic) {
+        validateName("topic", topic);
+    }
+
+    /** An empty group is allowed: it means a universal (fan-out) consumer. */
+    public void validateGroup(String group) {
+        if (!group.isEmpty()) {
+            validateName("group", group);
+        }
+    }
+
+    private void validateName(String what, String name) {
+        if (name == null || name.isEmpty()) {
+            throw new InvalidRequestException(what + " must not be empty");
+        }
+        if (name.length() > limits.maxTopicLength()) {
+            throw new InvalidRequestException(what + " is " + name.length() + " characters long; the limit is "
+                    + limits.maxTopicLength() + " (limits.maxTopicLength)");
+        }
+        if (!NAME.matcher(name).matches()) {
+            throw new InvalidRequestException(what + " '" + name
+                    + "' may only contain letters, digits and . _ - / :");
+        }
+    }
+
+    public void validateBatch(List<NewMessage> messages) {
+        if (messages.isEmpty()) {
+            throw new InvalidRequestException("a publish request must carry at least one message");
+        }
+        if (messages.size() > limits.maxBatchMessages()) {
+            throw new InvalidRequestException("a publish request may carry at most " + limits.maxBatchMessages()
+                    + " messages (limits.maxBatchMessages), got " + messages.size());
+        }
+        long bytes = 0;
+        for (int i = 0; i < messages.size(); i++) {
+            NewMessage m = messages.get(i);
+            String where = messages.size() == 1 ? "" : "message " + i + ": ";
+            try {
+                validateTopic(m.getTopic());
+            } catch (InvalidRequestException e) {
+                throw new InvalidRequestException(where + e.getMessage());
+            }
+            if (m.getDelayMs() < 0) {
+                throw new InvalidRequestException(where + "delay must not be negative, got " + m.getDelayMs() + "ms");
+            }
+            if (m.getDelayMs() > limits.maxDelay().toMillis()) {
+                throw new InvalidRequestException(where + "delay " + m.getDelayMs() + "ms exceeds limits.maxDelay ("
+                        + limits.maxDelay().toMillis() + "ms)");
+            }
+            if (m.getTtlMs() < 0) {
+                throw new InvalidRequestException(where + "ttl must not be negative, got " + m.getTtlMs() + "ms");
+            }
+            if (m.getTtlMs() > limits.maxTtl().toMillis()) {
+                throw new InvalidRequestException(where + "ttl " + m.getTtlMs() + "ms exceeds limits.maxTtl ("
+                        + limits.maxTtl().toMillis() + "ms)");
+            }
+            if (m.getPayload().size() > limits.maxPayloadBytes()) {
+                throw new InvalidRequestException(where + "payload is " + m.getPayload().size()
+                        + " bytes; the limit is " + limits.maxPayloadBytes() + " (limits.maxPayloadBytes)");
+            }
+            bytes += m.getSerializedSize();
+        }
+        if (bytes > limits.maxBatchBytes()) {
+            throw new InvalidRequestException("a publish request may carry at most " + limits.maxBatchBytes()
+                    + " bytes (limits.maxBatchBytes), got " + bytes);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+package io.hourglass.core.command;
+
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Replication as the core sees it. The real implementation proposes through Raft; unit tests of
+ * the core use an in-memory one that applies at once.
+ *
+ * <p>{@code propose} completes once the command is committed and applied on this node, or
+ * exceptionally with {@link io.hourglass.core.NotLeaderException},
+ * {@link io.hourglass.core.UnavailableException} or {@link io.hourglass.core.InvalidRequestException}.
+ * The leader stamps the time into the command; callers leave {@code stamped_at_ms} unset.
+ */
+public interface Replicator {
+    CompletableFuture<CommandReply> propose(Command command);
+
+    /** Whether this node currently leads the group that orders the commands. */
+    boolean isLeader();
+}

@@ -1,0 +1,162 @@
+package io.hourglass.core.command;
+
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.DeleteBatchCmd;
+import io.hourglass.core.proto.Deletion;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import io.hourglass.core.proto.StoredMessage;
+import io.hourglass.core.storage.EventKey;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.StoreBatch;
+import io.hourglass.core.storage.TermIndex;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The deterministic apply of replicated commands to the store. It reads only the command, its
+ * log position and the store — never a clock — so every replica writes identical bytes.
+ * Called from one thread (the Raft apply thread). A command it does not understand throws:
+ * skipping it would let replicas diverge silently.
+ */
+public final class StateApplier {
+    /** The group name of a deletion that removes the message outright. */
+    public static final String ALL_GROUPS = "*";
+
+    private final EventStore store;
+    private final List<ApplyListener> listeners = new CopyOnWriteArrayList<>();
+
+    public StateApplier(EventStore store) {
+        this.store = store;
+    }
+
+    public void addListener(ApplyListener listener) {
+        listeners.add(listener);
+    }
+
+    public EventStore store() {
+        return store;
+    }
+
+    public ApplyResult apply(Command command, TermIndex position) {
+        if (position.index() <= store.appliedIndex().index()) {
+            throw new IllegalStateException("entry " + position + " is not after the applied " + store.appliedIndex());
+        }
+        long stamp = command.getStampedAtMs();
+        if (stamp <= 0) {
+            throw new IllegalStateException("entry " + position + " carries no leader time stamp");
+        }
+        StoreBatch batch = store.newBatch();
+        ApplyResult result;
+        switch (command.getBodyCase()) {
+            case PUT -> result = applyPut(batch, command.getPut(), stamp, position);
+            case DELETE_BATCH -> result = applyDeletes(batch, command.getDeleteBatch(), stamp, position);
+            case REGISTER_GROUP -> {
+                String topic = command.getRegisterGroup().getTopic();
+                Set<String> groups = new HashSet<>(batch.durableGroups(topic));
+                if (groups.add(command.getRegisterGroup().getGroup())) {
+                    batch.putTopicGroups(topic, groups);
+                }
+                result = empty(position, stamp);
+            }
+            case DELETE_GROUP -> {
+                String topic = command.getDeleteGroup().getTopic();
+                Set<String> groups = new HashSet<>(batch.durableGroups(topic));
+                if (groups.remove(command.getDeleteGroup().getGroup())) {
+                    batch.putTopicGroups(topic, groups);
+                }
+                result = empty(position, stamp);
+            }
+            default -> {
+                batch.close();
+                throw new IllegalStateException("entry " + position + " holds an unknown command: " + command.getBodyCase());
+            }
+        }
+        store.commit(batch, position);
+        for (ApplyListener l : listeners) {
+            l.onApplied(result);
+        }
+        return result;
+    }
+
+    /** Advances the applied position over an entry that carries no command (Raft's own entries). */
+    public void skip(TermIndex position) {
+        if (position.index() > store.appliedIndex().index()) {
+            store.commit(store.newBatch(), position);
+        }
+    }
+
+    private static ApplyResult empty(TermIndex position, long stamp) {
+        return new ApplyResult(position, stamp, List.of(), false, List.of(), List.of());
+    }
+
+    private ApplyResult applyPut(StoreBatch batch, PutCmd put, long stamp, TermIndex position) {
+        if (put.getMessagesCount() > EventKey.MAX_MESSAGES_PER_ENTRY) {
+            throw new IllegalStateException("entry " + position + " carries " + put.getMessagesCount() + " messages");
+        }
+        List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
+        boolean due = false;
+        for (int i = 0; i < put.getMessagesCount(); i++) {
+            NewMessage m = put.getMessages(i);
+            long dueAt = stamp + m.getDelayMs();
+            EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
+            StoredMessage stored = StoredMessage.newBuilder()
+                    .setTopic(m.getTopic())
+                    .setPayload(m.getPayload())
+                    .putAllHeaders(m.getHeadersMap())
+                    .setEnqueuedAtMs(stamp)
+                    .setDueAtMs(dueAt)
+                    .setExpiresAtMs(m.getTtlMs() > 0 ? dueAt + m.getTtlMs() : 0)
+                    .setProducerId(m.getProducerId())
+                    .build();
+            batch.putMessage(key, stored);
+            keys.add(key);
+            due |= m.getDelayMs() == 0;
+        }
+        return new ApplyResult(position, stamp, keys, due, List.of(), List.of());
+    }
+
+    private ApplyResult applyDeletes(StoreBatch batch, DeleteBatchCmd cmd, long stamp, TermIndex position) {
+        List<EventKey> deleted = new ArrayList<>();
+        List<ApplyResult.Receipt> receipts = new ArrayList<>();
+        Set<EventKey> gone = new HashSet<>();
+        Map<EventKey, Set<String>> receiptsInBatch = new HashMap<>();
+        for (Deletion d : cmd.getDeletionsList()) {
+            EventKey key = EventKey.fromBytes(d.getEventKey().toByteArray());
+            if (gone.contains(key)) {
+                continue;
+            }
+            Optional<StoredMessage> message = store.message(key);
+            if (message.isEmpty()) {
+                continue;
+            }
+            StoredMessage m = message.get();
+            boolean remove;
+            if (ALL_GROUPS.equals(d.getGroup())) {
+                remove = true;
+            } else {
+                Set<String> durable = batch.durableGroups(m.getTopic());
+                if (!durable.contains(d.getGroup())) {
+                    continue;
+                }
+                batch.putReceipt(key, d.getGroup());
+                receipts.add(new ApplyResult.Receipt(key, d.getGroup()));
+                Set<String> acked = receiptsInBatch.computeIfAbsent(key, k -> new HashSet<>());
+                acked.add(d.getGroup());
+                remove = durable.stream().allMatch(g -> acked.contains(g) || store.hasReceipt(key, g));
+            }
+            if (remove) {
+                batch.deleteMessage(key, m);
+                gone.add(key);
+                deleted.add(key);
+            }
+        }
+        return new ApplyResult(position, stamp, List.of(), false, deleted, receipts);
+    }
+}

@@ -1,0 +1,129 @@
+package io.hourglass.core.delivery;
+
+import com.google.protobuf.ByteString;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.DeleteBatchCmd;
+import io.hourglass.core.proto.Deletion;
+import io.hourglass.core.storage.EventKey;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Collects acknowledgements and expirations and replicates them as {@code DeleteBatchCmd}s of at
+ * most {@code maxKeys} deletions. A batch that fails is put back and retried on the next flush.
+ * Each submitted deletion's future completes when the batch holding it has committed — that is
+ * the confirmed ACK. Guarded by its own monitor.
+ */
+final class Deleter {
+    private static final Logger LOG = LoggerFactory.getLogger(Deleter.class);
+
+    record Pending(EventKey key, String group) {
+    }
+
+    private final Replicator replicator;
+    private final int maxKeys;
+    private final DeliveryMetrics metrics;
+    private final Map<Pending, List<CompletableFuture<Void>>> pending = new LinkedHashMap<>();
+
+    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics) {
+        this.replicator = replicator;
+        this.maxKeys = maxKeys;
+        this.metrics = metrics;
+    }
+
+    /** Queues a deletion; returns a future completed once it is replicated. */
+    synchronized CompletableFuture<Void> submit(EventKey key, String group) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        pending.computeIfAbsent(new Pending(key, group), p -> new ArrayList<>()).add(f);
+        return f;
+    }
+
+    /** Queues a deletion unless the same one is already waiting; true when it was new. */
+    synchronized boolean submitOnce(EventKey key, String group) {
+        Pending p = new Pending(key, group);
+        if (pending.containsKey(p)) {
+            return false;
+        }
+        pending.put(p, new ArrayList<>());
+        return true;
+    }
+
+    synchronized int queued() {
+        return pending.size();
+    }
+
+    /**
+     * Proposes everything queued now, in batches of at most {@code maxKeys}; returns one future per
+     * batch. Deletions that fail are re-queued for the next flush, never retried within this one.
+     */
+    List<CompletableFuture<Void>> flush() {
+        List<Map<Pending, List<CompletableFuture<Void>>>> batches = takeAll();
+        List<CompletableFuture<Void>> proposals = new ArrayList<>(batches.size());
+        for (Map<Pending, List<CompletableFuture<Void>>> batch : batches) {
+            proposals.add(propose(batch));
+        }
+        return proposals;
+    }
+
+    private synchronized List<Map<Pending, List<CompletableFuture<Void>>>> takeAll() {
+        List<Map<Pending, List<CompletableFuture<Void>>>> batches = new ArrayList<>();
+        Map<Pending, List<CompletableFuture<Void>>> batch = new LinkedHashMap<>();
+        for (Map.Entry<Pending, List<CompletableFuture<Void>>> e : pending.entrySet()) {
+            if (batch.size() == maxKeys) {
+                batches.add(batch);
+                batch = new LinkedHashMap<>();
+            }
+            batch.put(e.getKey(), e.getValue());
+        }
+        if (!batch.isEmpty()) {
+            batches.add(batch);
+        }
+        pending.clear();
+        return batches;
+    }
+
+    private CompletableFuture<Void> propose(Map<Pending, List<CompletableFuture<Void>>> batch) {
+        DeleteBatchCmd.Builder cmd = DeleteBatchCmd.newBuilder();
+        for (Pending p : batch.keySet()) {
+            cmd.addDeletions(Deletion.newBuilder()
+                    .setEventKey(ByteString.copyFrom(p.key().toBytes())).setGroup(p.group()));
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        CompletableFuture<?> proposed;
+        try {
+            proposed = replicator.propose(Command.newBuilder().setDeleteBatch(cmd).build());
+        } catch (RuntimeException e) {
+            proposed = CompletableFuture.failedFuture(e);
+        }
+        proposed.whenComplete((reply, error) -> {
+            if (error == null) {
+                metrics.deleteBatches.increment();
+                metrics.deleteBatchKeys.add(batch.size());
+                batch.values().forEach(fs -> fs.forEach(f -> f.complete(null)));
+                done.complete(null);
+            } else {
+                metrics.deleteFailures.increment();
+                LOG.warn("delete batch of {} keys failed, re-queued: {}", batch.size(), error.toString());
+                requeue(batch);
+                done.completeExceptionally(error);
+            }
+        });
+        return done;
+    }
+
+    private synchronized void requeue(Map<Pending, List<CompletableFuture<Void>>> batch) {
+        batch.forEach((p, fs) -> pending.computeIfAbsent(p, k -> new ArrayList<>()).addAll(fs));
+    }
+
+    /** Leadership lost: nothing queued here will be proposed by this node; callers learn why. */
+    synchronized void failAll(RuntimeException cause) {
+        pending.values().forEach(fs -> fs.forEach(f -> f.completeExceptionally(cause)));
+        pending.clear();
+    }
+}

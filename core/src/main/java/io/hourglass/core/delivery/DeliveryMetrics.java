@@ -1,0 +1,20 @@
+package io.hourglass.core.delivery;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counters of the delivery pipeline; the server exports them on {@code /metrics}. */
+public final class DeliveryMetrics {
+    public final LongAdder dispatched = new LongAdder();
+    public final LongAdder redelivered = new LongAdder();
+    public final LongAdder expired = new LongAdder();
+    public final LongAdder acks = new LongAdder();
+    public final LongAdder nacks = new LongAdder();
+    public final LongAdder deleteBatches = new LongAdder();
+    public final LongAdder deleteBatchKeys = new LongAdder();
+    public final LongAdder deleteFailures = new LongAdder();
+    public final LongAdder dispatchPasses = new LongAdder();
+    /** Topic range scans; only topics with consumers are scanned. */
+    public final LongAdder topicScans = new LongAdder();
+    /** Sum of (delivered − due) over dispatched messages, for the mean lateness. */
+    public final LongAdder latenessMsSum = new LongAdder();
+}

@@ -1,0 +1,137 @@
+package io.hourglass.core.delivery;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * Registry of live consumers by topic and group, and the routing rule: one consumer per group,
+ * round-robin, and every universal consumer. Guarded by its own monitor; the dispatcher reads
+ * immutable {@link Route} snapshots.
+ */
+public final class Hub {
+    private final int queueSize;
+    private final Runnable onRegister;
+    private final Map<String, Map<String, List<Consumer>>> byTopic = new LinkedHashMap<>();
+    private final Map<String, Consumer> byId = new ConcurrentHashMap<>();
+    /** Round-robin position per "topic\0group"; only the dispatcher thread advances it. */
+    private final Map<String, Integer> cursor = new ConcurrentHashMap<>();
+
+    Hub(int queueSize, Runnable onRegister) {
+        this.queueSize = queueSize;
+        this.onRegister = onRegister;
+    }
+
+    Consumer register(String topic, String group, Consumer.Sink sink) {
+        Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink);
+        synchronized (this) {
+            byTopic.computeIfAbsent(topic, t -> new LinkedHashMap<>())
+                    .computeIfAbsent(group, g -> new ArrayList<>()).add(c);
+        }
+        byId.put(c.id(), c);
+        onRegister.run();
+        return c;
+    }
+
+    boolean unregister(Consumer c) {
+        if (byId.remove(c.id()) == null) {
+            return false;
+        }
+        synchronized (this) {
+            Map<String, List<Consumer>> groups = byTopic.get(c.topic());
+            if (groups != null) {
+                List<Consumer> members = groups.get(c.group());
+                if (members != null) {
+                    members.remove(c);
+                    if (members.isEmpty()) {
+                        groups.remove(c.group());
+                    }
+                }
+                if (groups.isEmpty()) {
+                    byTopic.remove(c.topic());
+                }
+            }
+        }
+        return true;
+    }
+
+    synchronized Set<String> topics() {
+        return Set.copyOf(byTopic.keySet());
+    }
+
+    public Collection<Consumer> consumers() {
+        return List.copyOf(byId.values());
+    }
+
+    public int size() {
+        return byId.size();
+    }
+
+    /** Who receives messages of one topic right now. */
+    record Route(String topic, Map<String, List<Consumer>> groups, List<Consumer> universal) {
+        boolean everyoneFull() {
+            for (List<Consumer> members : groups.values()) {
+                for (Consumer c : members) {
+                    if (c.hasRoom()) {
+                        return false;
+                    }
+                }
+            }
+            for (Consumer c : universal) {
+                if (c.hasRoom()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    synchronized Route route(String topic) {
+        Map<String, List<Consumer>> groups = new LinkedHashMap<>();
+        List<Consumer> universal = List.of();
+        for (Map.Entry<String, List<Consumer>> e : byTopic.getOrDefault(topic, Map.of()).entrySet()) {
+            if (e.getKey().isEmpty()) {
+                universal = List.copyOf(e.getValue());
+            } else {
+                groups.put(e.getKey(), List.copyOf(e.getValue()));
+            }
+        }
+        return new Route(topic, groups, universal);
+    }
+
+    /**
+     * Gives a message to the next member of a group, round-robin, skipping members whose buffer is
+     * full. {@code build} turns the chosen consumer into its delivery (and records it in flight).
+     * Returns the consumer that took it, or null when every member was full.
+     */
+    Consumer offerToGroup(Route route, String group, Function<Consumer, Delivery> build) {
+        List<Consumer> members = route.groups().get(group);
+        String cursorKey = route.topic() + '\0' + group;
+        int start = cursor.getOrDefault(cursorKey, 0);
+        for (int i = 0; i < members.size(); i++) {
+            int at = Math.floorMod(start + i, members.size());
+            Consumer c = members.get(at);
+            if (c.hasRoom()) {
+                c.push(build.apply(c));
+                cursor.put(cursorKey, at + 1);
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** Closes every consumer (leadership lost or shutdown); their streams end and clients reconnect. */
+    void closeAll(String reason) {
+        for (Consumer c : consumers()) {
+            if (unregister(c)) {
+                c.close(reason);
+            }
+        }
+    }
+}

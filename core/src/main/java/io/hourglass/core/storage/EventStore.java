@@ -1,0 +1,288 @@
+package io.hourglass.core.storage;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.hourglass.core.proto.StoredMessage;
+import io.hourglass.core.proto.TopicGroups;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.rocksdb.Checkpoint;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.Snapshot;
+import org.rocksdb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's RocksDB with the column families of DESIGN §2. Writes happen only through
+ * {@link #commit(StoreBatch, TermIndex)}, which stores the batch and the applied log position
+ * atomically, so after a crash the store holds exactly the entries up to {@link #appliedIndex()}.
+ *
+ * <p>Thread-safety: reads from any thread; {@code commit} from the single apply thread.
+ */
+public final class EventStore implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EventStore.class);
+    static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
+    static final String TOPIC_PREFIX = "topic/";
+
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    private final Path dir;
+    private final DBOptions dbOptions;
+    private final ColumnFamilyOptions cfOptions;
+    private final WriteOptions writeOptions;
+    private final RocksDB db;
+    private final List<ColumnFamilyHandle> handles;
+    final ColumnFamilyHandle events;
+    final ColumnFamilyHandle expiry;
+    final ColumnFamilyHandle receipts;
+    final ColumnFamilyHandle meta;
+    final ColumnFamilyHandle rooms;
+    /** Topic → durable groups; replaced (never mutated) after each commit that changes it. */
+    private final Map<String, Set<String>> registry = new ConcurrentHashMap<>();
+    private volatile TermIndex applied;
+
+    private EventStore(Path dir) throws RocksDBException {
+        this.dir = dir;
+        this.dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
+        this.cfOptions = new ColumnFamilyOptions();
+        // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
+        this.writeOptions = new WriteOptions().setSync(false);
+        List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
+        for (String name : List.of("events", "expiry", "receipts", "meta", "rooms")) {
+            descriptors.add(new ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfOptions));
+        }
+        this.handles = new ArrayList<>();
+        this.db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+        this.events = handles.get(1);
+        this.expiry = handles.get(2);
+        this.receipts = handles.get(3);
+        this.meta = handles.get(4);
+        this.rooms = handles.get(5);
+        this.applied = readApplied();
+        loadRegistry();
+    }
+
+    /** Opens (creating if needed) the store in {@code dir}. */
+    public static EventStore open(Path dir) {
+        try {
+            Files.createDirectories(dir);
+            EventStore store = new EventStore(dir);
+            LOG.info("opened store {} at applied {}", dir, store.applied);
+            return store;
+        } catch (RocksDBException | java.io.IOException e) {
+            throw new StorageException("cannot open the store in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    public Path directory() {
+        return dir;
+    }
+
+    public TermIndex appliedIndex() {
+        return applied;
+    }
+
+    public StoreBatch newBatch() {
+        return new StoreBatch(this);
+    }
+
+    /** Writes the batch and the applied position in one atomic RocksDB write. */
+    public void commit(StoreBatch batch, TermIndex position) {
+        try {
+            batch.writeBatch().put(meta, APPLIED_KEY,
+                    ByteBuffer.allocate(16).putLong(position.term()).putLong(position.index()).array());
+            db.write(writeOptions, batch.writeBatch());
+        } catch (RocksDBException e) {
+            throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
+        } finally {
+            batch.close();
+        }
+        batch.registryChanges().forEach((topic, groups) -> {
+            if (groups.isEmpty()) {
+                registry.remove(topic);
+            } else {
+                registry.put(topic, Set.copyOf(groups));
+            }
+        });
+        applied = position;
+    }
+
+    public Optional<StoredMessage> message(EventKey key) {
+        byte[] value = get(events, key.toBytes());
+        return value == null ? Optional.empty() : Optional.of(parse(value));
+    }
+
+    public boolean hasReceipt(EventKey key, String group) {
+        return get(receipts, receiptKey(key, group)) != null;
+    }
+
+    /** The durable groups of a topic (empty when it has none). */
+    public Set<String> durableGroups(String topic) {
+        return registry.getOrDefault(topic, Set.of());
+    }
+
+    public Map<String, Set<String>> topicRegistry() {
+        return Map.copyOf(registry);
+    }
+
+    /** Receives scanned messages; returns false to stop the scan. */
+    @FunctionalInterface
+    public interface ScanVisitor {
+        boolean visit(EventKey key, StoredMessage message);
+    }
+
+    /**
+     * Visits, in key order, the messages of one topic hash due at {@code nowMs}. Reads a consistent
+     * snapshot and never touches keys due later (the iterator's upper bound stops it).
+     */
+    public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
+        scan(events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
+                (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+    }
+
+    /** Visits the keys of messages whose expiry time is at or before {@code nowMs}. */
+    public void scanExpired(long nowMs, java.util.function.Predicate<EventKey> visitor) {
+        byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
+        scan(expiry, new byte[0], end, (k, v) -> visitor.test(
+                EventKey.fromBytes(java.util.Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
+    }
+
+    /** Visits every stored message in key order (admin and tests; O(store)). */
+    public void scanAll(ScanVisitor visitor) {
+        scan(events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+    }
+
+    interface RawVisitor {
+        boolean visit(byte[] key, byte[] value);
+    }
+
+    private void scan(ColumnFamilyHandle cf, byte[] start, byte[] endExclusive, RawVisitor visitor) {
+        Snapshot snapshot = db.getSnapshot();
+        try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
+             Slice upper = endExclusive == null ? null : new Slice(endExclusive)) {
+            if (upper != null) {
+                ro.setIterateUpperBound(upper);
+            }
+            try (RocksIterator it = db.newIterator(cf, ro)) {
+                for (it.seek(start); it.isValid(); it.next()) {
+                    if (!visitor.visit(it.key(), it.value())) {
+                        break;
+                    }
+                }
+                it.status();
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("scan failed: " + e.getMessage(), e);
+        } finally {
+            db.releaseSnapshot(snapshot);
+        }
+    }
+
+    byte[] get(ColumnFamilyHandle cf, byte[] key) {
+        try {
+            return db.get(cf, key);
+        } catch (RocksDBException e) {
+            throw new StorageException("read failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Flushes memtables to SST files so the applied state no longer depends on the WAL. */
+    public void flush() {
+        try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(fo, handles);
+        } catch (RocksDBException e) {
+            throw new StorageException("flush failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Writes a consistent copy of the store to {@code target} (which must not exist). */
+    public void checkpoint(Path target) {
+        try (Checkpoint cp = Checkpoint.create(db)) {
+            cp.createCheckpoint(target.toString());
+        } catch (RocksDBException e) {
+            throw new StorageException("checkpoint to " + target + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    static byte[] receiptKey(EventKey key, String group) {
+        byte[] g = group.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(EventKey.LENGTH + g.length).put(key.toBytes()).put(g).array();
+    }
+
+    static byte[] expiryKey(long expiresAtMs, EventKey key) {
+        return ByteBuffer.allocate(8 + EventKey.LENGTH).putLong(expiresAtMs).put(key.toBytes()).array();
+    }
+
+    static byte[] topicKey(String topic) {
+        return (TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
+    }
+
+    static StoredMessage parse(byte[] value) {
+        try {
+            return StoredMessage.parseFrom(value);
+        } catch (InvalidProtocolBufferException e) {
+            throw new StorageException("corrupt stored message: " + e.getMessage(), e);
+        }
+    }
+
+    private TermIndex readApplied() {
+        byte[] v = get(meta, APPLIED_KEY);
+        if (v == null) {
+            return TermIndex.INITIAL;
+        }
+        ByteBuffer b = ByteBuffer.wrap(v);
+        return new TermIndex(b.getLong(), b.getLong());
+    }
+
+    private void loadRegistry() {
+        byte[] prefix = TOPIC_PREFIX.getBytes(StandardCharsets.UTF_8);
+        byte[] end = prefix.clone();
+        end[end.length - 1]++;
+        scan(meta, prefix, end, (k, v) -> {
+            String topic = new String(k, prefix.length, k.length - prefix.length, StandardCharsets.UTF_8);
+            try {
+                registry.put(topic, Set.copyOf(TopicGroups.parseFrom(v).getGroupsList()));
+            } catch (InvalidProtocolBufferException e) {
+                throw new StorageException("corrupt topic registry entry for " + topic, e);
+            }
+            return true;
+        });
+    }
+
+    @Override
+    public void close() {
+        try {
+            db.flushWal(true);
+        } catch (RocksDBException e) {
+            LOG.warn("WAL flush on close of {} failed: {}", dir, e.getMessage());
+        }
+        for (ColumnFamilyHandle h : handles) {
+            h.close();
+        }
+        db.close();
+        writeOptions.close();
+        cfOptions.close();
+        dbOptions.close();
+        LOG.info("closed store {} at applied {}", dir, applied);
+    }
+}

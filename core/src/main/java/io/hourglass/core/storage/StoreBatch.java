@@ -1,0 +1,102 @@
+package io.hourglass.core.storage;
+
+import io.hourglass.core.proto.StoredMessage;
+import io.hourglass.core.proto.TopicGroups;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
+
+/**
+ * The writes of one applied log entry, committed atomically with the applied position by
+ * {@link EventStore#commit}. Owned by the apply thread; single use.
+ */
+public final class StoreBatch implements AutoCloseable {
+    private final EventStore store;
+    private final WriteBatch batch = new WriteBatch();
+    private final Map<String, Set<String>> registryChanges = new HashMap<>();
+
+    StoreBatch(EventStore store) {
+        this.store = store;
+    }
+
+    public void putMessage(EventKey key, StoredMessage message) {
+        try {
+            batch.put(store.events, key.toBytes(), message.toByteArray());
+            if (message.getExpiresAtMs() > 0) {
+                batch.put(store.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
+    /** Removes a message with its expiry entry and all of its receipts. */
+    public void deleteMessage(EventKey key, StoredMessage message) {
+        try {
+            byte[] k = key.toBytes();
+            batch.delete(store.events, k);
+            if (message.getExpiresAtMs() > 0) {
+                batch.delete(store.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key));
+            }
+            batch.deleteRange(store.receipts, k, successor(k));
+        } catch (RocksDBException e) {
+            throw new StorageException("batch delete failed", e);
+        }
+    }
+
+    public void putReceipt(EventKey key, String group) {
+        try {
+            batch.put(store.receipts, EventStore.receiptKey(key, group), new byte[0]);
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
+    /** Sets the durable groups of a topic (empty removes the topic from the registry). */
+    public void putTopicGroups(String topic, Set<String> groups) {
+        try {
+            if (groups.isEmpty()) {
+                batch.delete(store.meta, EventStore.topicKey(topic));
+            } else {
+                batch.put(store.meta, EventStore.topicKey(topic),
+                        TopicGroups.newBuilder().addAllGroups(groups).build().toByteArray());
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+        registryChanges.put(topic, new HashSet<>(groups));
+    }
+
+    /** Durable groups of a topic as this batch will leave them. */
+    public Set<String> durableGroups(String topic) {
+        Set<String> changed = registryChanges.get(topic);
+        return changed != null ? changed : store.durableGroups(topic);
+    }
+
+    WriteBatch writeBatch() {
+        return batch;
+    }
+
+    Map<String, Set<String>> registryChanges() {
+        return registryChanges;
+    }
+
+    /** The smallest byte string greater than every string that starts with {@code key}. */
+    static byte[] successor(byte[] key) {
+        byte[] next = key.clone();
+        for (int i = next.length - 1; i >= 0; i--) {
+            if (++next[i] != 0) {
+                return next;
+            }
+        }
+        throw new IllegalArgumentException("no successor of an all-0xFF key");
+    }
+
+    @Override
+    public void close() {
+        batch.close();
+    }
+}

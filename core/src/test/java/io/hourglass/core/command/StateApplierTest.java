@@ -1,0 +1,185 @@
+package io.hourglass.core.command;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.DeleteBatchCmd;
+import io.hourglass.core.proto.Deletion;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import io.hourglass.core.proto.RegisterGroupCmd;
+import io.hourglass.core.storage.EventKey;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.TermIndex;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class StateApplierTest {
+    @TempDir
+    Path dir;
+    private EventStore store;
+    private StateApplier applier;
+    private long index;
+
+    @BeforeEach
+    void open() {
+        store = EventStore.open(dir.resolve("db"));
+        applier = new StateApplier(store);
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+    }
+
+    private ApplyResult apply(Command.Builder c, long stamp) {
+        return applier.apply(c.setStampedAtMs(stamp).build(), new TermIndex(1, ++index));
+    }
+
+    private static Command.Builder put(String topic, long delay, long ttl, String... payloads) {
+        PutCmd.Builder p = PutCmd.newBuilder();
+        for (String s : payloads) {
+            p.addMessages(NewMessage.newBuilder().setTopic(topic).setPayload(ByteString.copyFromUtf8(s))
+                    .setDelayMs(delay).setTtlMs(ttl));
+        }
+        return Command.newBuilder().setPut(p);
+    }
+
+    private static Command.Builder delete(EventKey key, String group) {
+        return Command.newBuilder().setDeleteBatch(DeleteBatchCmd.newBuilder().addDeletions(
+                Deletion.newBuilder().setEventKey(ByteString.copyFrom(key.toBytes())).setGroup(group)));
+    }
+
+    private static Command.Builder register(String topic, String group) {
+        return Command.newBuilder().setRegisterGroup(RegisterGroupCmd.newBuilder().setTopic(topic).setGroup(group));
+    }
+
+    @Test
+    void putComputesDueAndExpiryFromTheLeaderStamp() {
+        ApplyResult r = apply(put("t", 5_000, 2_000, "a", "b"), 1_000_000);
+        assertEquals(2, r.published().size());
+        EventKey k = r.published().get(0);
+        assertEquals(1_005_000, k.dueAtMs());
+        var m = store.message(k).orElseThrow();
+        assertEquals(1_000_000, m.getEnqueuedAtMs());
+        assertEquals(1_007_000, m.getExpiresAtMs(), "TTL counts from the due time");
+        assertFalse(r.duePublished());
+        assertTrue(apply(put("t", 0, 0, "now"), 1_000_001).duePublished());
+        assertEquals(new TermIndex(1, index), store.appliedIndex());
+    }
+
+    @Test
+    void sameEntryGivesSameKeysOnEveryReplica(@TempDir Path other) {
+        ApplyResult here = apply(put("t", 10, 0, "x", "y"), 500);
+        try (EventStore replica = EventStore.open(other.resolve("db"))) {
+            ApplyResult there = new StateApplier(replica).apply(put("t", 10, 0, "x", "y").setStampedAtMs(500).build(),
+                    new TermIndex(1, index));
+            assertEquals(here.published(), there.published());
+        }
+    }
+
+    @Test
+    void messageIsRemovedOnlyWhenEveryDurableGroupHasAcknowledged() {
+        apply(register("t", "billing"), 1);
+        apply(register("t", "audit"), 2);
+        EventKey k = apply(put("t", 0, 60_000, "m"), 3).published().get(0);
+
+        ApplyResult first = apply(delete(k, "billing"), 4);
+        assertEquals(List.of(new ApplyResult.Receipt(k, "billing")), first.receipts());
+        assertTrue(first.deleted().isEmpty());
+        assertTrue(store.message(k).isPresent());
+        assertTrue(store.hasReceipt(k, "billing"));
+
+        ApplyResult second = apply(delete(k, "audit"), 5);
+        assertEquals(List.of(k), second.deleted());
+        assertTrue(store.message(k).isEmpty());
+        assertFalse(store.hasReceipt(k, "billing"), "receipts go with the message");
+        List<EventKey> expired = new ArrayList<>();
+        store.scanExpired(Long.MAX_VALUE - 1, expired::add);
+        assertTrue(expired.isEmpty(), "the expiry index entry goes with the message");
+    }
+
+    @Test
+    void bothGroupsInOneBatchRemoveTheMessage() {
+        apply(register("t", "a"), 1);
+        apply(register("t", "b"), 2);
+        EventKey k = apply(put("t", 0, 0, "m"), 3).published().get(0);
+        Command.Builder both = delete(k, "a");
+        both.getDeleteBatchBuilder().addDeletions(Deletion.newBuilder()
+                .setEventKey(ByteString.copyFrom(k.toBytes())).setGroup("b"));
+        assertEquals(List.of(k), apply(both, 4).deleted());
+    }
+
+    @Test
+    void wildcardRemovesOutrightAndUnknownGroupsAndKeysChangeNothing() {
+        apply(register("t", "a"), 1);
+        EventKey k = apply(put("t", 0, 0, "m"), 2).published().get(0);
+        assertTrue(apply(delete(k, "stranger"), 3).receipts().isEmpty());
+        assertTrue(store.message(k).isPresent());
+        assertEquals(List.of(k), apply(delete(k, StateApplier.ALL_GROUPS), 4).deleted());
+        assertTrue(apply(delete(k, StateApplier.ALL_GROUPS), 5).deleted().isEmpty(), "idempotent");
+    }
+
+    @Test
+    void groupRegisteredLaterMustAlsoAcknowledge() {
+        apply(register("t", "a"), 1);
+        EventKey k = apply(put("t", 0, 0, "m"), 2).published().get(0);
+        apply(register("t", "late"), 3);
+        assertTrue(apply(delete(k, "a"), 4).deleted().isEmpty(), "'late' has not acknowledged yet");
+        assertEquals(List.of(k), apply(delete(k, "late"), 5).deleted());
+    }
+
+    @Test
+    void malformedEntriesFailLoudly() {
+        assertThrows(IllegalStateException.class, () -> apply(Command.newBuilder(), 1), "no body");
+        assertThrows(IllegalStateException.class,
+                () -> applier.apply(put("t", 0, 0, "x").build(), new TermIndex(1, ++index)), "no stamp");
+        apply(put("t", 0, 0, "x"), 1);
+        assertThrows(IllegalStateException.class,
+                () -> applier.apply(put("t", 0, 0, "x").setStampedAtMs(1).build(), new TermIndex(1, index)),
+                "an index already applied");
+    }
+
+    @Test
+    void restartRecoversExactlyTheAppliedState() {
+        apply(register("t", "g"), 1);
+        EventKey kept = apply(put("t", 0, 1000, "kept"), 2).published().get(0);
+        EventKey acked = apply(put("t", 0, 0, "acked"), 3).published().get(0);
+        apply(delete(acked, "g"), 4);
+        TermIndex before = store.appliedIndex();
+        store.close();
+
+        store = EventStore.open(dir.resolve("db"));
+        assertEquals(before, store.appliedIndex());
+        assertTrue(store.message(kept).isPresent());
+        assertTrue(store.message(acked).isEmpty());
+        assertEquals(java.util.Set.of("g"), store.durableGroups("t"));
+        List<EventKey> expiring = new ArrayList<>();
+        store.scanExpired(Long.MAX_VALUE - 1, expiring::add);
+        assertEquals(List.of(kept), expiring);
+    }
+
+    @Test
+    void dueScanNeverReadsFutureMessagesOrOtherTopics() {
+        EventKey due = apply(put("t", 0, 0, "due"), 100).published().get(0);
+        apply(put("t", 50, 0, "later"), 100);
+        apply(put("u", 0, 0, "other topic"), 100);
+        List<EventKey> seen = new ArrayList<>();
+        store.scanDue(EventKey.topicHash("t"), 149, (k, m) -> seen.add(k));
+        assertEquals(List.of(due), seen);
+        seen.clear();
+        store.scanDue(EventKey.topicHash("t"), 150, (k, m) -> seen.add(k));
+        assertEquals(2, seen.size());
+    }
+}

@@ -1,0 +1,67 @@
+package io.hourglass.core.delivery;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hourglass.core.config.DeliveryConfig;
+import io.hourglass.core.storage.EventKey;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class TtlTest {
+    @TempDir
+    Path dir;
+    private DeliveryFixture f;
+
+    @BeforeEach
+    void open() {
+        f = new DeliveryFixture(dir, DeliveryConfig.DEFAULTS);
+    }
+
+    @AfterEach
+    void close() {
+        f.close();
+    }
+
+    @Test
+    void expiredMessageIsNeverDeliveredAndIsDeleted() {
+        EventKey key = f.publish("t", 100, 50, "short-lived").get(0);
+        var c = f.subscribe("t", "g");
+        f.advance(Duration.ofMillis(150));
+        assertEquals(0, f.engine.dispatchOnce(), "due and expired at the same instant: not delivered");
+        assertEquals(List.of(), c.drain());
+        assertEquals(1, f.engine.metrics().expired.sum());
+        f.engine.flushDeletes().join();
+        assertTrue(f.store.message(key).isEmpty());
+    }
+
+    @Test
+    void messageDeliveredWhileAliveIsNotDeliveredAgainAfterExpiry() {
+        f.publish("t", 0, 1_000, "m");
+        var c = f.subscribe("t", "g");
+        assertEquals(1, f.engine.dispatchOnce());
+        c.drain();
+        f.advance(Duration.ofSeconds(10));
+        assertEquals(0, f.engine.dispatchOnce(), "in-flight timed out, but the TTL passed too");
+    }
+
+    @Test
+    void janitorRemovesExpiredMessagesOfTopicsWithoutConsumers() {
+        EventKey expiring = f.publish("nobody-listens", 0, 1_000, "x").get(0);
+        EventKey lasting = f.publish("nobody-listens", 0, 0, "y").get(0);
+        assertEquals(0, f.engine.sweepExpired(), "nothing expired yet");
+        f.advance(Duration.ofMillis(1_000));
+        assertEquals(1, f.engine.sweepExpired());
+        assertEquals(0, f.engine.sweepExpired(), "queued once, not twice");
+        f.engine.flushDeletes().join();
+        assertTrue(f.store.message(expiring).isEmpty());
+        assertTrue(f.store.message(lasting).isPresent());
+    }
+}

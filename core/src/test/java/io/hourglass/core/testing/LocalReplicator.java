@@ -1,0 +1,54 @@
+package io.hourglass.core.testing;
+
+import io.hourglass.core.UnavailableException;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.command.StateApplier;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import io.hourglass.core.storage.TermIndex;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Replication for unit tests of the core: stamps the clock's time and applies at once, like a
+ * leader of a group of one. Can be told to fail the next proposals, and records what it applied.
+ */
+public final class LocalReplicator implements Replicator {
+    private final StateApplier applier;
+    private final Clock clock;
+    private final List<Command> proposed = new ArrayList<>();
+    private long index;
+    private int failNext;
+
+    public LocalReplicator(StateApplier applier, Clock clock) {
+        this.applier = applier;
+        this.clock = clock;
+        this.index = Math.max(0, applier.store().appliedIndex().index());
+    }
+
+    public synchronized void failNext(int n) {
+        failNext = n;
+    }
+
+    public synchronized List<Command> proposed() {
+        return List.copyOf(proposed);
+    }
+
+    @Override
+    public synchronized CompletableFuture<CommandReply> propose(Command command) {
+        if (failNext > 0) {
+            failNext--;
+            return CompletableFuture.failedFuture(new UnavailableException("injected failure", null));
+        }
+        Command stamped = command.toBuilder().setStampedAtMs(clock.millis()).build();
+        proposed.add(stamped);
+        return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(1, ++index)).reply());
+    }
+
+    @Override
+    public boolean isLeader() {
+        return true;
+    }
+}

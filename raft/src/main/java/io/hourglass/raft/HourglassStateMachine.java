@@ -1,0 +1,188 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.command.StateApplier;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.storage.EventStore;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
+import org.apache.ratis.util.LifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Ratis state machine of a Hourglass group: applies {@link Command}s to the node's RocksDB
+ * through the core's {@link StateApplier}.
+ *
+ * <p>The DB is the snapshot (RATIS-NOTES.md): the store keeps its applied position in the same
+ * write as the data, {@link #getLatestSnapshot()} reports that position with no files, and
+ * {@link #takeSnapshot()} flushes RocksDB and returns it, so a restart replays nothing already
+ * applied and the log before it can be purged.
+ *
+ * <p>Time: the leader stamps {@code stamped_at_ms} in {@link #startTransaction}; apply never reads
+ * a clock. A malformed entry throws from apply, which stops the server instead of diverging.
+ */
+public final class HourglassStateMachine extends BaseStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(HourglassStateMachine.class);
+
+    private final StateApplier applier;
+    private final Clock clock;
+    private final int maxEntryBytes;
+    private final Consumer<Boolean> leadership;
+    private volatile long lastStamp;
+
+    /**
+     * @param leadership told {@code true} once this node leads and has applied everything committed
+     *                   before its term, {@code false} when it stops leading
+     */
+    public HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, Consumer<Boolean> leadership) {
+        this.applier = applier;
+        this.clock = clock;
+        this.maxEntryBytes = maxEntryBytes;
+        this.leadership = leadership;
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage storage) throws IOException {
+        super.initialize(server, groupId, storage);
+        getLifeCycle().startAndTransition(this::loadAppliedPosition);
+    }
+
+    private void loadAppliedPosition() {
+        io.hourglass.core.storage.TermIndex applied = applier.store().appliedIndex();
+        if (applied.index() >= 0) {
+            setLastAppliedTermIndex(TermIndex.valueOf(applied.term(), applied.index()));
+        }
+        LOG.info("{}: state machine at applied {}", getId(), applied);
+    }
+
+    @Override
+    public void pause() {
+        LifeCycle lc = getLifeCycle();
+        if (lc.getCurrentState() == LifeCycle.State.RUNNING) {
+            lc.transition(LifeCycle.State.PAUSING);
+            lc.transition(LifeCycle.State.PAUSED);
+        }
+        LOG.info("{}: state machine paused at {}", getId(), getLastAppliedTermIndex());
+    }
+
+    @Override
+    public void reinitialize() throws IOException {
+        LifeCycle lc = getLifeCycle();
+        if (lc.getCurrentState() != LifeCycle.State.PAUSED) {
+            throw new IllegalStateException("reinitialize in state " + lc.getCurrentState() + ", expected PAUSED");
+        }
+        lc.transition(LifeCycle.State.STARTING);
+        loadAppliedPosition();
+        lc.transition(LifeCycle.State.RUNNING);
+    }
+
+    @Override
+    public SnapshotInfo getLatestSnapshot() {
+        io.hourglass.core.storage.TermIndex applied = applier.store().appliedIndex();
+        return applied.index() < 0 ? null : new DbSnapshot(TermIndex.valueOf(applied.term(), applied.index()));
+    }
+
+    @Override
+    public long takeSnapshot() {
+        applier.store().flush();
+        io.hourglass.core.storage.TermIndex applied = applier.store().appliedIndex();
+        LOG.info("{}: snapshot taken at {} (the store flushed; no files)", getId(), applied);
+        return applied.index();
+    }
+
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        ByteString content = request.getMessage().getContent();
+        if (content.size() > maxEntryBytes) {
+            throw new IOException("command of " + content.size() + " bytes exceeds the entry limit of " + maxEntryBytes);
+        }
+        Command command = parse(content);
+        // Leader time, never going backwards within this leader even if the wall clock does.
+        long now = Math.max(clock.millis(), lastStamp);
+        lastStamp = now;
+        byte[] stamped = command.toBuilder().setStampedAtMs(now).build().toByteArray();
+        return TransactionContext.newBuilder()
+                .setStateMachine(this)
+                .setClientRequest(request)
+                .setLogData(ByteString.copyFrom(stamped))
+                .build();
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LifeCycle.State state = getLifeCycleState();
+        if (state != LifeCycle.State.RUNNING) {
+            throw new IllegalStateException("apply while the state machine is " + state);
+        }
+        LogEntryProto entry = trx.getLogEntry();
+        Command command;
+        try {
+            command = parse(entry.getStateMachineLogEntry().getLogData());
+        } catch (IOException e) {
+            throw new IllegalStateException("entry " + entry.getIndex() + " is not a Hourglass command", e);
+        }
+        var result = applier.apply(command, new io.hourglass.core.storage.TermIndex(entry.getTerm(), entry.getIndex()));
+        updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result.reply().toByteArray())));
+    }
+
+    private static Command parse(ByteString bytes) throws IOException {
+        try {
+            Command c = Command.parseFrom(bytes.toByteArray());
+            if (c.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
+                throw new IOException("command has no body");
+            }
+            return c;
+        } catch (InvalidProtocolBufferException | com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IOException("malformed command: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeaderId) {
+        if (!member.getPeerId().equals(newLeaderId)) {
+            leadership.accept(false);
+        }
+    }
+
+    @Override
+    public void notifyNotLeader(java.util.Collection<TransactionContext> pending) {
+        leadership.accept(false);
+    }
+
+    @Override
+    public void notifyLeaderReady() {
+        leadership.accept(true);
+    }
+
+    /** The store itself is the snapshot: a position, no files. */
+    private record DbSnapshot(TermIndex termIndex) implements SnapshotInfo {
+        @Override
+        public TermIndex getTermIndex() {
+            return termIndex;
+        }
+
+        @Override
+        public List<FileInfo> getFiles() {
+            return List.of();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.config.ConfigException;
+import io.hourglass.core.config.Settings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Raft settings of a node.
+ *
+ * @param nodeId {@code node.id} (n1): this node's id, one of the peers
+ * @param peers {@code cluster.peers}: every voter as {@code id=host:raftPort:grpcPort}; empty = standalone
+ * @param raftPort {@code raft.port} (7071)
+ * @param storageDir where Ratis keeps its log: {@code <data dir>/ratis}
+ * @param electionTimeoutMin {@code raft.electionTimeoutMin} (1s); pre-vote is on
+ * @param electionTimeoutMax {@code raft.electionTimeoutMax} (2s)
+ * @param requestTimeout {@code raft.requestTimeout} (5s): a proposal not committed by then fails UNAVAILABLE
+ * @param snapshotEveryEntries {@code raft.snapshotEveryEntries} (10000): automatic snapshot (and log purge) after this many entries
+ */
+public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
+                         Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries) {
+
+    /** A voter of the group. */
+    public record Peer(String id, String host, int raftPort, int grpcPort) {
+        public String raftAddress() {
+            return host + ":" + raftPort;
+        }
+
+        public String grpcAddress() {
+            return host + ":" + grpcPort;
+        }
+    }
+
+    public RaftConfig {
+        peers = List.copyOf(peers);
+        if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
+            throw new ConfigException("raft.electionTimeoutMax must be greater than raft.electionTimeoutMin");
+        }
+        if (!peers.isEmpty() && peers.stream().noneMatch(p -> p.id().equals(nodeId))) {
+            throw new ConfigException("node.id " + nodeId + " is not one of cluster.peers " + peers);
+        }
+    }
+
+    public static RaftConfig from(Settings s, Path dataDir, int grpcPort) {
+        String nodeId = s.string("node.id", "n1");
+        int raftPort = s.integer("raft.port", 7071, 0, 65_535);
+        return new RaftConfig(nodeId, parsePeers(s.string("cluster.peers", "")), raftPort, dataDir.resolve("ratis"),
+                s.duration("raft.electionTimeoutMin", Duration.ofSeconds(1), Duration.ofMillis(100)),
+                s.duration("raft.electionTimeoutMax", Duration.ofSeconds(2), Duration.ofMillis(200)),
+                s.duration("raft.requestTimeout", Duration.ofSeconds(5), Duration.ofMillis(100)),
+                s.integer("raft.snapshotEveryEntries", 10_000, 100, Integer.MAX_VALUE));
+    }
+
+    /** Parses {@code id=host:raftPort:grpcPort,...}. */
+    public static List<Peer> parsePeers(String text) {
+        List<Peer> peers = new ArrayList<>();
+        if (text == null || text.isBlank()) {
+            return peers;
+        }
+        for (String part : text.split(",")) {
+            String p = part.trim();
+            String[] idAddr = p.split("=", 2);
+            String[] hostPorts = idAddr.length == 2 ? idAddr[1].split(":") : new String[0];
+            if (idAddr.length != 2 || idAddr[0].isBlank() || hostPorts.length != 3) {
+                throw new ConfigException("peer '" + p + "' is not of the form id=host:raftPort:grpcPort");
+            }
+            try {
+                peers.add(new Peer(idAddr[0].trim(), hostPorts[0], Integer.parseInt(hostPorts[1]), Integer.parseInt(hostPorts[2])));
+            } catch (NumberFormatException e) {
+                throw new ConfigException("peer '" + p + "' has a port that is not a number");
+            }
+        }
+        return peers;
+    }
+
+    /** The voters: the configured peers, or this node alone (standalone = a group of one). */
+    public List<Peer> voters(String host, int grpcPort) {
+        return peers.isEmpty() ? List.of(new Peer(nodeId, host, raftPort, grpcPort)) : peers;
+    }
+}

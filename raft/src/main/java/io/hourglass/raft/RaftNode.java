@@ -1,0 +1,237 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.NotLeaderException;
+import io.hourglass.core.UnavailableException;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.command.StateApplier;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node's membership in the Hourglass Raft group: the Ratis server with the
+ * {@link HourglassStateMachine}, and a Ratis client through which this node proposes commands
+ * ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
+ *
+ * <p>Leadership reaches the listener only once this node leads <em>and</em> has applied every
+ * entry committed before its term, so the dispatcher never works from a stale store.
+ */
+public final class RaftNode implements Replicator, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
+    /** The group that orders every command; fixed, so restarted and new nodes find it. */
+    public static final RaftGroupId GROUP_ID =
+            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(StandardCharsets.UTF_8)));
+
+    private final RaftConfig config;
+    private final RaftPeerId selfId;
+    private final RaftGroup group;
+    private final RaftServer server;
+    private final RaftClient client;
+    private final HourglassStateMachine stateMachine;
+    private final Consumer<Boolean> leadershipListener;
+    private final ExecutorService leadershipExecutor;
+    private volatile boolean leaderReady;
+
+    public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
+                    int maxEntryBytes, Consumer<Boolean> leadershipListener) throws IOException {
+        this.config = config;
+        this.selfId = RaftPeerId.valueOf(config.nodeId());
+        this.leadershipListener = leadershipListener;
+        this.leadershipExecutor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-leadership-" + config.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
+                .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress())
+                        .setClientAddress(p.grpcAddress()).build())
+                .toList();
+        this.group = RaftGroup.valueOf(GROUP_ID, peers);
+        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership);
+        RaftProperties props = properties(config, maxEntryBytes);
+        this.server = RaftServer.newBuilder()
+                .setServerId(selfId)
+                .setGroup(group)
+                .setProperties(props)
+                .setStateMachine(stateMachine)
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+        this.client = RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(group)
+                .setLeaderId(peers.size() == 1 ? selfId : null)
+                .setProperties(props)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                        Math.max(1, (int) (config.requestTimeout().toMillis() / 200)),
+                        TimeDuration.valueOf(200, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    private static RaftProperties properties(RaftConfig config, int maxEntryBytes) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
+        GrpcConfigKeys.Server.setPort(p, config.raftPort());
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(config.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(config.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
+        SizeInBytes entryLimit = SizeInBytes.valueOf(Math.max(4 << 20, maxEntryBytes * 2L));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, entryLimit);
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(entryLimit.getSize() + (1 << 20)));
+        GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf(entryLimit.getSize() + (2 << 20)));
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS));
+        return p;
+    }
+
+    public void start() throws IOException {
+        server.start();
+        LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
+                GROUP_ID, group.getPeers());
+    }
+
+    /** Leadership events come on Ratis threads; handle them in order on our own thread. */
+    private void onLeadership(boolean leads) {
+        leadershipExecutor.execute(() -> {
+            if (!leads) {
+                if (leaderReady) {
+                    LOG.info("{}: lost leadership", config.nodeId());
+                }
+                leaderReady = false;
+                leadershipListener.accept(false);
+                return;
+            }
+            try {
+                var division = server.getDivision(GROUP_ID);
+                long committed = division.getRaftLog().getLastCommittedIndex();
+                while (stateMachine.getLastAppliedTermIndex().getIndex() < committed) {
+                    if (!division.getInfo().isLeader()) {
+                        return;
+                    }
+                    TimeUnit.MILLISECONDS.sleep(5); // apply catches up within a few ms; no event exposes it
+                }
+                if (division.getInfo().isLeader()) {
+                    leaderReady = true;
+                    LOG.info("{}: leading at term {} from applied {}", config.nodeId(),
+                            division.getInfo().getCurrentTerm(), stateMachine.getLastAppliedTermIndex());
+                    leadershipListener.accept(true);
+                }
+            } catch (IOException e) {
+                LOG.error("{}: cannot read the division after becoming leader", config.nodeId(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    @Override
+    public boolean isLeader() {
+        return leaderReady;
+    }
+
+    @Override
+    public CompletableFuture<CommandReply> propose(Command command) {
+        return client.async().send(Message.valueOf(ByteString.copyFrom(command.toByteArray())))
+                .handle((reply, error) -> {
+                    if (error != null) {
+                        throw translate(error);
+                    }
+                    if (!reply.isSuccess()) {
+                        throw translate(reply.getException());
+                    }
+                    return parseReply(reply);
+                });
+    }
+
+    private static CommandReply parseReply(RaftClientReply reply) {
+        try {
+            return CommandReply.parseFrom(reply.getMessage().getContent().toByteArray());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException("unreadable reply from the state machine", e);
+        }
+    }
+
+    private RuntimeException translate(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof StateMachineException sme) {
+            return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());
+        }
+        if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
+            return new NotLeaderException(nle.getSuggestedLeader() == null ? null
+                    : nle.getSuggestedLeader().getClientAddress());
+        }
+        return new UnavailableException("replication did not complete: " + e, e);
+    }
+
+    /** Part of a group with a known leader (and, when leading, caught up): the readiness probe. */
+    public boolean hasLeader() {
+        try {
+            var info = server.getDivision(GROUP_ID).getInfo();
+            return info.isLeader() ? leaderReady : info.getLeaderId() != null;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    public String nodeId() {
+        return config.nodeId();
+    }
+
+    public RaftServer server() {
+        return server;
+    }
+
+    public HourglassStateMachine stateMachine() {
+        return stateMachine;
+    }
+
+    @Override
+    public void close() throws IOException {
+        leaderReady = false;
+        leadershipExecutor.shutdownNow();
+        try {
+            client.close();
+        } finally {
+            server.close();
+        }
+        LOG.info("{}: raft server closed", config.nodeId());
+    }
+}

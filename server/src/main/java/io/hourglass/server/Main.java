@@ -1,0 +1,79 @@
+package io.hourglass.server;
+
+import io.hourglass.core.HourglassException;
+import io.hourglass.server.config.ConfigLoader;
+import io.hourglass.server.config.NodeConfig;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code hourglass-server}: starts one node and runs until SIGTERM/SIGINT, then stops it cleanly.
+ * With no arguments it is a standalone node with its data in {@code ./data}.
+ */
+@Command(name = "hourglass-server", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Runs a Hourglass node. Flags override the config file, which overrides HOURGLASS_* variables' defaults.")
+public final class Main implements Callable<Integer> {
+    @Option(names = "--config", description = "properties file (see conf/hourglass.properties)")
+    Path config;
+    @Option(names = "--node-id", description = "this node's id (default n1)")
+    String nodeId;
+    @Option(names = "--data-dir", description = "data directory (default ./data)")
+    Path dataDir;
+    @Option(names = "--host", description = "address other nodes and clients use for this node (default 127.0.0.1)")
+    String host;
+    @Option(names = "--grpc-port", description = "client gRPC port (default 7070)")
+    Integer grpcPort;
+    @Option(names = "--raft-port", description = "Raft port (default 7071)")
+    Integer raftPort;
+    @Option(names = "--http-port", description = "metrics and health port (default 7072)")
+    Integer httpPort;
+    @Option(names = "--peers", description = "every voter: id=host:raftPort:grpcPort,... (default: standalone)")
+    String peers;
+
+    private final CountDownLatch stopped = new CountDownLatch(1);
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new Main())
+                .setExecutionExceptionHandler((ex, cmd, parsed) -> {
+                    cmd.getErr().println("hourglass-server: " + ex.getMessage());
+                    return ex instanceof HourglassException ? 2 : 1;
+                })
+                .execute(args);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, String> flags = new HashMap<>();
+        put(flags, "node.id", nodeId);
+        put(flags, "node.dataDir", dataDir);
+        put(flags, "node.host", host);
+        put(flags, "grpc.port", grpcPort);
+        put(flags, "raft.port", raftPort);
+        put(flags, "http.port", httpPort);
+        put(flags, "cluster.peers", peers);
+        NodeConfig nodeConfig = NodeConfig.from(ConfigLoader.load(config, System.getenv(), flags));
+        HourglassNode node = HourglassNode.start(nodeConfig, Clock.systemUTC());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            node.close();
+            stopped.countDown();
+        }, "hourglass-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    private static void put(Map<String, String> flags, String key, Object value) {
+        if (value != null) {
+            flags.put(key, value.toString());
+        }
+    }
+}

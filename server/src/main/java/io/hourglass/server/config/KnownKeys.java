@@ -1,0 +1,18 @@
+package io.hourglass.server.config;
+
+import java.util.List;
+
+/** Every configuration key a node reads; the environment-variable mapping resolves against it. */
+final class KnownKeys {
+    static final List<String> ALL = List.of(
+            "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
+            "raft.port", "cluster.peers", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
+            "raft.requestTimeout", "raft.snapshotEveryEntries",
+            "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
+            "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
+            "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
+            "limits.maxBatchMessages", "limits.maxBatchBytes");
+
+    private KnownKeys() {
+    }
+}

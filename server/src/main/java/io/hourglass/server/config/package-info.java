@@ -1,0 +1,2 @@
+/** Loading and typing of node configuration: file, HOURGLASS_* environment, flags. */
+package io.hourglass.server.config;

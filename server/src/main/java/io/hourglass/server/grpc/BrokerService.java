@@ -1,0 +1,141 @@
+package io.hourglass.server.grpc;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.hourglass.api.v1.BrokerGrpc;
+import io.hourglass.api.v1.PublishMessage;
+import io.hourglass.api.v1.PublishRequest;
+import io.hourglass.api.v1.PublishResponse;
+import io.hourglass.api.v1.PublishedMessage;
+import io.hourglass.api.v1.SubscribeRequest;
+import io.hourglass.api.v1.SubscribeResponse;
+import io.hourglass.core.command.PublishValidator;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import io.hourglass.core.storage.EventKey;
+import io.hourglass.server.NodeMetrics;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * The scheduled-queue API. Publishing validates the whole batch, then proposes it as one log
+ * entry and answers with the ids once committed. Subscribing is a {@link SubscribeSession}.
+ */
+public final class BrokerService extends BrokerGrpc.BrokerImplBase {
+    private final Replicator replicator;
+    private final DeliveryEngine engine;
+    private final PublishValidator validator;
+    private final Executor writer;
+    private final NodeMetrics metrics;
+
+    public BrokerService(Replicator replicator, DeliveryEngine engine, PublishValidator validator, Executor writer,
+                         NodeMetrics metrics) {
+        this.replicator = replicator;
+        this.engine = engine;
+        this.validator = validator;
+        this.writer = writer;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void publish(PublishRequest request, StreamObserver<PublishResponse> out) {
+        CompletableFuture<PublishResponse> result;
+        try {
+            result = publishBatch(request);
+        } catch (RuntimeException e) {
+            out.onError(StatusMapper.toStatus(e));
+            return;
+        }
+        result.whenComplete((response, error) -> {
+            if (error != null) {
+                out.onError(StatusMapper.toStatus(error));
+            } else {
+                out.onNext(response);
+                out.onCompleted();
+            }
+        });
+    }
+
+    @Override
+    public StreamObserver<PublishRequest> publishStream(StreamObserver<PublishResponse> out) {
+        return new StreamObserver<>() {
+            private final List<CompletableFuture<PublishResponse>> batches = new ArrayList<>();
+            private boolean failed;
+
+            @Override
+            public void onNext(PublishRequest request) {
+                if (failed) {
+                    return;
+                }
+                try {
+                    batches.add(publishBatch(request));
+                } catch (RuntimeException e) {
+                    failed = true;
+                    Status s = Status.fromThrowable(StatusMapper.toStatus(e));
+                    out.onError(s.withDescription("batch " + batches.size() + " refused (earlier batches were published): "
+                            + s.getDescription()).asRuntimeException());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                failed = true;
+            }
+
+            @Override
+            public void onCompleted() {
+                if (failed) {
+                    return;
+                }
+                CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
+                    if (error != null) {
+                        out.onError(StatusMapper.toStatus(error));
+                        return;
+                    }
+                    PublishResponse.Builder all = PublishResponse.newBuilder();
+                    batches.forEach(b -> all.addAllMessages(b.join().getMessagesList()));
+                    out.onNext(all.build());
+                    out.onCompleted();
+                });
+            }
+        };
+    }
+
+    private CompletableFuture<PublishResponse> publishBatch(PublishRequest request) {
+        List<NewMessage> messages = new ArrayList<>(request.getMessagesCount());
+        for (PublishMessage m : request.getMessagesList()) {
+            messages.add(NewMessage.newBuilder().setTopic(m.getTopic()).setPayload(m.getPayload())
+                    .putAllHeaders(m.getHeadersMap()).setDelayMs(m.getDelayMs()).setTtlMs(m.getTtlMs())
+                    .setProducerId(m.getProducerId()).build());
+        }
+        validator.validateBatch(messages);
+        long started = System.nanoTime();
+        return replicator.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addAllMessages(messages)).build())
+                .thenApply(reply -> {
+                    metrics.recordPublish(messages, System.nanoTime() - started);
+                    return toResponse(reply);
+                });
+    }
+
+    private static PublishResponse toResponse(CommandReply reply) {
+        PublishResponse.Builder b = PublishResponse.newBuilder();
+        for (var bytes : reply.getPublishedKeysList()) {
+            EventKey key = EventKey.fromBytes(bytes.toByteArray());
+            b.addMessages(PublishedMessage.newBuilder().setId(key.toHex()).setDueAtMs(key.dueAtMs())
+                    .setEnqueuedAtMs(reply.getStampedAtMs()));
+        }
+        return b.build();
+    }
+
+    @Override
+    public StreamObserver<SubscribeRequest> subscribe(StreamObserver<SubscribeResponse> out) {
+        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer);
+    }
+}

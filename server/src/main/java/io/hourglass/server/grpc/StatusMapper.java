@@ -1,0 +1,45 @@
+package io.hourglass.server.grpc;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.NotLeaderException;
+import io.hourglass.core.UnavailableException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The one place where domain exceptions become gRPC statuses. */
+public final class StatusMapper {
+    private static final Logger LOG = LoggerFactory.getLogger(StatusMapper.class);
+
+    private StatusMapper() {
+    }
+
+    public static StatusRuntimeException toStatus(Throwable error) {
+        Throwable e = unwrap(error);
+        if (e instanceof StatusRuntimeException sre) {
+            return sre;
+        }
+        if (e instanceof InvalidRequestException || e instanceof IllegalArgumentException) {
+            return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof NotLeaderException nle) {
+            return Status.UNAVAILABLE.withDescription(nle.getMessage()).asRuntimeException();
+        }
+        if (e instanceof UnavailableException) {
+            return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
+        }
+        LOG.error("unexpected error serving a request", e);
+        return Status.INTERNAL.withDescription("internal error: " + e).asRuntimeException();
+    }
+
+    public static Throwable unwrap(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

@@ -1,0 +1,226 @@
+package io.hourglass.server.grpc;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.hourglass.api.v1.AckReply;
+import io.hourglass.api.v1.SubscribeRequest;
+import io.hourglass.api.v1.SubscribeResponse;
+import io.hourglass.api.v1.Subscribed;
+import io.hourglass.core.HourglassException;
+import io.hourglass.core.command.PublishValidator;
+import io.hourglass.core.delivery.Consumer;
+import io.hourglass.core.delivery.Delivery;
+import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.storage.EventKey;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Subscribe stream: the init frame registers a consumer; deliveries are drained from its
+ * buffer only while gRPC flow control says the client can take more; ACK/NACK frames go to the
+ * engine. A refused ACK/NACK is answered with an {@link AckReply} and the stream stays open.
+ * Writes to the response stream happen under its monitor; draining runs on the writer executor.
+ */
+final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consumer.Sink {
+    private static final Logger LOG = LoggerFactory.getLogger(SubscribeSession.class);
+
+    private final DeliveryEngine engine;
+    private final PublishValidator validator;
+    private final ServerCallStreamObserver<SubscribeResponse> out;
+    private final Executor writer;
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private volatile Consumer consumer;
+    private volatile boolean initialised;
+    private volatile boolean ended;
+
+    SubscribeSession(DeliveryEngine engine, PublishValidator validator, ServerCallStreamObserver<SubscribeResponse> out,
+                     Executor writer) {
+        this.engine = engine;
+        this.validator = validator;
+        this.out = out;
+        this.writer = writer;
+        out.setOnReadyHandler(this::deliveriesAvailable);
+        out.setOnCancelHandler(this::release);
+    }
+
+    @Override
+    public void onNext(SubscribeRequest frame) {
+        if (ended) {
+            return;
+        }
+        if (!initialised) {
+            init(frame);
+            return;
+        }
+        switch (frame.getFrameCase()) {
+            case ACK -> ack(frame.getAck().getTag(), frame.getAck().getConfirm());
+            case NACK -> nack(frame.getNack().getTag());
+            case INIT -> fail(Status.FAILED_PRECONDITION.withDescription("this stream is already subscribed; open a new stream for another topic"));
+            default -> fail(Status.INVALID_ARGUMENT.withDescription("empty Subscribe frame: send init, ack or nack"));
+        }
+    }
+
+    private void init(SubscribeRequest frame) {
+        if (frame.getFrameCase() != SubscribeRequest.FrameCase.INIT) {
+            fail(Status.INVALID_ARGUMENT.withDescription(
+                    "the first Subscribe frame must be init (topic and group), got " + frame.getFrameCase()));
+            return;
+        }
+        initialised = true;
+        String topic = frame.getInit().getTopic();
+        String group = frame.getInit().getGroup();
+        try {
+            validator.validateTopic(topic);
+            validator.validateGroup(group);
+        } catch (HourglassException e) {
+            fail(Status.fromThrowable(StatusMapper.toStatus(e)));
+            return;
+        }
+        engine.subscribe(topic, group, this).whenComplete((c, error) -> {
+            if (error != null) {
+                fail(Status.fromThrowable(StatusMapper.toStatus(error)));
+                return;
+            }
+            consumer = c;
+            if (ended) {
+                engine.disconnect(c);
+                return;
+            }
+            write(SubscribeResponse.newBuilder().setSubscribed(Subscribed.newBuilder().setConsumerId(c.id())).build());
+            deliveriesAvailable();
+        });
+    }
+
+    private void ack(ByteString tagBytes, boolean confirm) {
+        Consumer c = consumer;
+        EventKey tag;
+        try {
+            tag = parseTag(tagBytes, c);
+        } catch (IllegalArgumentException e) {
+            refuse(tagBytes, e.getMessage());
+            return;
+        }
+        try {
+            var committed = engine.ack(c, tag);
+            if (confirm) {
+                committed.whenComplete((v, error) -> {
+                    if (error == null) {
+                        write(SubscribeResponse.newBuilder().setAckReply(AckReply.newBuilder().setTag(tagBytes).setOk(true)).build());
+                    } else {
+                        Status s = Status.fromThrowable(StatusMapper.toStatus(error));
+                        write(SubscribeResponse.newBuilder().setAckReply(AckReply.newBuilder().setTag(tagBytes).setOk(false)
+                                .setCode(s.getCode().value()).setError("ACK not confirmed: " + s.getDescription())).build());
+                    }
+                });
+            }
+        } catch (HourglassException e) {
+            refuse(tagBytes, e.getMessage());
+        }
+    }
+
+    private void nack(ByteString tagBytes) {
+        try {
+            engine.nack(consumer, parseTag(tagBytes, consumer));
+        } catch (IllegalArgumentException | HourglassException e) {
+            refuse(tagBytes, e.getMessage());
+        }
+    }
+
+    private static EventKey parseTag(ByteString tagBytes, Consumer c) {
+        if (c == null) {
+            throw new IllegalArgumentException("the subscription is not active yet; nothing was delivered on this stream");
+        }
+        if (tagBytes.size() != EventKey.LENGTH) {
+            throw new IllegalArgumentException("a tag has " + EventKey.LENGTH + " bytes, got " + tagBytes.size());
+        }
+        return EventKey.fromBytes(tagBytes.toByteArray());
+    }
+
+    private void refuse(ByteString tag, String why) {
+        write(SubscribeResponse.newBuilder().setAckReply(AckReply.newBuilder().setTag(tag).setOk(false)
+                .setCode(Status.Code.INVALID_ARGUMENT.value()).setError(why)).build());
+    }
+
+    @Override
+    public void deliveriesAvailable() {
+        if (consumer != null && !ended && drainScheduled.compareAndSet(false, true)) {
+            writer.execute(this::drain);
+        }
+    }
+
+    private void drain() {
+        drainScheduled.set(false);
+        Consumer c = consumer;
+        synchronized (out) {
+            while (!ended && out.isReady()) {
+                Delivery d = c.poll();
+                if (d == null) {
+                    return;
+                }
+                out.onNext(SubscribeResponse.newBuilder().setDelivery(toProto(d)).build());
+            }
+        }
+    }
+
+    static io.hourglass.api.v1.Delivery toProto(Delivery d) {
+        var m = d.message();
+        return io.hourglass.api.v1.Delivery.newBuilder()
+                .setTag(ByteString.copyFrom(d.tag().toBytes())).setId(d.tag().toHex())
+                .setTopic(m.getTopic()).setPayload(m.getPayload()).putAllHeaders(m.getHeadersMap())
+                .setEnqueuedAtMs(m.getEnqueuedAtMs()).setDueAtMs(m.getDueAtMs())
+                .setAttempt(d.attempt()).setDeliveredAtMs(d.deliveredAtMs()).build();
+    }
+
+    @Override
+    public void closed(String reason) {
+        fail(Status.UNAVAILABLE.withDescription(reason));
+    }
+
+    private void write(SubscribeResponse frame) {
+        synchronized (out) {
+            if (!ended) {
+                out.onNext(frame);
+            }
+        }
+    }
+
+    private void fail(Status status) {
+        synchronized (out) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            out.onError(status.asRuntimeException());
+        }
+        release();
+    }
+
+    private void release() {
+        ended = true;
+        Consumer c = consumer;
+        if (c != null) {
+            engine.disconnect(c);
+        }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        LOG.debug("subscribe stream ended by the client: {}", t.toString());
+        release();
+    }
+
+    @Override
+    public void onCompleted() {
+        synchronized (out) {
+            if (!ended) {
+                ended = true;
+                out.onCompleted();
+            }
+        }
+        release();
+    }
+}
