@@ -75,8 +75,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
             return t;
         });
         List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
-                .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress())
-                        .setClientAddress(p.grpcAddress()).build())
+                .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership);
@@ -196,7 +195,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
         if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
             return new NotLeaderException(nle.getSuggestedLeader() == null ? null
-                    : nle.getSuggestedLeader().getClientAddress());
+                    : grpcAddressOf(nle.getSuggestedLeader().getId().toString()));
         }
         return new UnavailableException("replication did not complete: " + e, e);
     }
@@ -209,6 +208,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The client (gRPC) address of a peer, which Ratis does not know: our peers' third port. */
+    public String grpcAddressOf(String peerId) {
+        return config.peers().stream().filter(p -> p.id().equals(peerId)).map(RaftConfig.Peer::grpcAddress)
+                .findFirst().orElse(null);
     }
 
     public String nodeId() {

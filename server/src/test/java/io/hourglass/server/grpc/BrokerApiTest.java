@@ -1,0 +1,192 @@
+package io.hourglass.server.grpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.hourglass.api.v1.Ack;
+import io.hourglass.api.v1.BrokerGrpc;
+import io.hourglass.api.v1.Nack;
+import io.hourglass.api.v1.PublishMessage;
+import io.hourglass.api.v1.PublishRequest;
+import io.hourglass.api.v1.PublishResponse;
+import io.hourglass.api.v1.SubscribeInit;
+import io.hourglass.api.v1.SubscribeRequest;
+import io.hourglass.api.v1.SubscribeResponse;
+import io.hourglass.server.testing.StreamRecorder;
+import io.hourglass.server.testing.TestNode;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The wire protocol of the Broker service on a real node, through raw stubs: what clients see. */
+@Timeout(120)
+class BrokerApiTest {
+    @TempDir
+    static Path dir;
+    private static TestNode node;
+    private static ManagedChannel channel;
+    private static BrokerGrpc.BrokerBlockingStub blocking;
+    private static BrokerGrpc.BrokerStub async;
+
+    @BeforeAll
+    static void start() {
+        node = TestNode.start(dir);
+        channel = ManagedChannelBuilder.forTarget(node.target()).usePlaintext().build();
+        blocking = BrokerGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        async = BrokerGrpc.newStub(channel);
+    }
+
+    @AfterAll
+    static void stop() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        node.close();
+    }
+
+    private static PublishMessage.Builder msg(String topic, String payload) {
+        return PublishMessage.newBuilder().setTopic(topic).setPayload(ByteString.copyFromUtf8(payload));
+    }
+
+    private static PublishResponse publish(PublishMessage.Builder... messages) {
+        PublishRequest.Builder r = PublishRequest.newBuilder();
+        for (PublishMessage.Builder m : messages) {
+            r.addMessages(m);
+        }
+        return blocking.publish(r.build());
+    }
+
+    private static Status.Code codeOf(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
+    }
+
+    private static String invalid(PublishMessage.Builder m) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> publish(m));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.getStatus().toString());
+        return e.getStatus().getDescription();
+    }
+
+    @Test
+    void publishAnswersIdsAndDueTimesOnceCommitted() {
+        PublishResponse r = publish(msg("api-ids", "a").setDelayMs(2_000), msg("api-ids", "b"));
+        assertEquals(2, r.getMessagesCount());
+        var first = r.getMessages(0);
+        assertEquals(48, first.getId().length(), "hex of the 24-byte tag");
+        assertEquals(first.getEnqueuedAtMs() + 2_000, first.getDueAtMs());
+        assertEquals(r.getMessages(1).getEnqueuedAtMs(), r.getMessages(1).getDueAtMs());
+    }
+
+    @Test
+    void badPublishInputIsRefusedWithAReadableMessage() {
+        assertTrue(invalid(msg("", "x")).contains("topic must not be empty"));
+        assertTrue(invalid(msg("t".repeat(201), "x")).contains("limits.maxTopicLength"));
+        assertTrue(invalid(msg("has space", "x")).contains("may only contain"));
+        assertTrue(invalid(msg("t", "x").setDelayMs(-1)).contains("delay must not be negative"));
+        assertTrue(invalid(msg("t", "x").setTtlMs(-5)).contains("ttl must not be negative"));
+        String big = invalid(msg("t", "").setPayload(ByteString.copyFrom(new byte[(1 << 20) + 1])));
+        assertTrue(big.contains("limits.maxPayloadBytes"), big);
+        assertEquals(Status.Code.INVALID_ARGUMENT, codeOf(() -> blocking.publish(PublishRequest.getDefaultInstance())));
+        // The node keeps serving after bad input.
+        assertEquals(1, publish(msg("t", "fine")).getMessagesCount());
+    }
+
+    @Test
+    void publishStreamAnswersEveryBatchInOrder() {
+        StreamRecorder<PublishResponse> out = new StreamRecorder<>();
+        StreamObserver<PublishRequest> in = async.publishStream(out);
+        for (int b = 0; b < 3; b++) {
+            in.onNext(PublishRequest.newBuilder().addMessages(msg("api-stream", "b" + b + "-0"))
+                    .addMessages(msg("api-stream", "b" + b + "-1")).build());
+        }
+        in.onCompleted();
+        PublishResponse r = out.awaitValue(x -> true);
+        assertEquals(6, r.getMessagesCount());
+        assertTrue(out.completed() || out.error() == null);
+    }
+
+    @Test
+    void firstSubscribeFrameMustBeInit() {
+        StreamRecorder<SubscribeResponse> out = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(ByteString.copyFrom(new byte[24]))).build());
+        Status s = Status.fromThrowable(out.awaitError());
+        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
+        assertTrue(s.getDescription().contains("first Subscribe frame must be init"), s.getDescription());
+    }
+
+    @Test
+    void subscribeWithABadTopicIsRefused() {
+        StreamRecorder<SubscribeResponse> out = new StreamRecorder<>();
+        async.subscribe(out).onNext(init("", "g"));
+        Status s = Status.fromThrowable(out.awaitError());
+        assertEquals(Status.Code.INVALID_ARGUMENT, s.getCode());
+        assertTrue(s.getDescription().contains("topic must not be empty"));
+    }
+
+    private static SubscribeRequest init(String topic, String group) {
+        return SubscribeRequest.newBuilder().setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group)).build();
+    }
+
+    @Test
+    void deliveriesCarryEverythingAndConfirmedAcksAreAnswered() {
+        PublishResponse published = publish(msg("api-deliver", "hello").putHeaders("k", "v"));
+        StreamRecorder<SubscribeResponse> out = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(init("api-deliver", "g"));
+        SubscribeResponse d = out.awaitValue(SubscribeResponse::hasDelivery);
+        var delivery = d.getDelivery();
+        assertEquals(published.getMessages(0).getId(), delivery.getId());
+        assertEquals("hello", delivery.getPayload().toStringUtf8());
+        assertEquals("v", delivery.getHeadersMap().get("k"));
+        assertEquals(1, delivery.getAttempt());
+        assertEquals(published.getMessages(0).getDueAtMs(), delivery.getDueAtMs());
+        assertTrue(delivery.getDeliveredAtMs() >= delivery.getDueAtMs());
+        assertTrue(out.values().get(0).hasSubscribed(), "subscribed comes first");
+        in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(delivery.getTag()).setConfirm(true)).build());
+        var reply = out.awaitValue(SubscribeResponse::hasAckReply).getAckReply();
+        assertTrue(reply.getOk(), reply.getError());
+        assertTrue(node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(delivery.getTag().toByteArray())).isEmpty());
+        in.onCompleted();
+    }
+
+    @Test
+    void unknownAndForeignTagsAreRefusedAndTheStreamStaysOpen() {
+        publish(msg("api-tags", "m"));
+        StreamRecorder<SubscribeResponse> owner = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> ownerIn = async.subscribe(owner);
+        ownerIn.onNext(init("api-tags", "g"));
+        ByteString tag = owner.awaitValue(SubscribeResponse::hasDelivery).getDelivery().getTag();
+
+        StreamRecorder<SubscribeResponse> other = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> otherIn = async.subscribe(other);
+        otherIn.onNext(init("api-tags", "g"));
+        other.awaitValue(SubscribeResponse::hasSubscribed);
+        otherIn.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(tag)).build());
+        var foreign = other.awaitValue(SubscribeResponse::hasAckReply).getAckReply();
+        assertFalse(foreign.getOk());
+        assertEquals(Status.Code.INVALID_ARGUMENT.value(), foreign.getCode());
+        assertTrue(foreign.getError().contains("no such message was delivered on this stream"), foreign.getError());
+
+        ownerIn.onNext(SubscribeRequest.newBuilder().setNack(Nack.newBuilder().setTag(ByteString.copyFrom(new byte[24]))).build());
+        var unknown = owner.awaitValue(SubscribeResponse::hasAckReply).getAckReply();
+        assertFalse(unknown.getOk());
+        ownerIn.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(ByteString.copyFromUtf8("short"))).build());
+        owner.awaitValue(r -> r.hasAckReply() && r.getAckReply().getError().contains("24 bytes"));
+
+        ownerIn.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(tag).setConfirm(true)).build());
+        owner.awaitValue(r -> r.hasAckReply() && r.getAckReply().getOk());
+        assertTrue(owner.error() == null && other.error() == null, "both streams still open");
+        ownerIn.onCompleted();
+        otherIn.onCompleted();
+    }
+}
