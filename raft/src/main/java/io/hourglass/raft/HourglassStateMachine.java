@@ -47,6 +47,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private final int maxEntryBytes;
     private final Consumer<Boolean> leadership;
     private volatile long lastStamp;
+    private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param leadership told {@code true} once this node leads and has applied everything committed
@@ -104,8 +105,14 @@ public final class HourglassStateMachine extends BaseStateMachine {
     public long takeSnapshot() {
         applier.store().flush();
         io.hourglass.core.storage.TermIndex applied = applier.store().appliedIndex();
+        snapshotsTaken.incrementAndGet();
         LOG.info("{}: snapshot taken at {} (the store flushed; no files)", getId(), applied);
         return applied.index();
+    }
+
+    /** Snapshots taken since this state machine was created (tests, metrics). */
+    public long snapshotsTaken() {
+        return snapshotsTaken.get();
     }
 
     @Override

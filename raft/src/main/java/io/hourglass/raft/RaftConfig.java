@@ -18,9 +18,12 @@ import java.util.List;
  * @param electionTimeoutMax {@code raft.electionTimeoutMax} (2s)
  * @param requestTimeout {@code raft.requestTimeout} (5s): a proposal not committed by then fails UNAVAILABLE
  * @param snapshotEveryEntries {@code raft.snapshotEveryEntries} (10000): automatic snapshot (and log purge) after this many entries
+ * @param purgeGap {@code raft.purgeGap} (1024): log entries kept before a purge is worth doing
+ * @param logSegmentBytes {@code raft.logSegmentBytes} (8388608): size of one Raft log segment file; only closed segments are purged
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
-                         Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries) {
+                         Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
+                         long logSegmentBytes) {
 
     /** A voter of the group. */
     public record Peer(String id, String host, int raftPort, int grpcPort) {
@@ -50,7 +53,9 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.electionTimeoutMin", Duration.ofSeconds(1), Duration.ofMillis(100)),
                 s.duration("raft.electionTimeoutMax", Duration.ofSeconds(2), Duration.ofMillis(200)),
                 s.duration("raft.requestTimeout", Duration.ofSeconds(5), Duration.ofMillis(100)),
-                s.integer("raft.snapshotEveryEntries", 10_000, 100, Integer.MAX_VALUE));
+                s.integer("raft.snapshotEveryEntries", 10_000, 100, Integer.MAX_VALUE),
+                s.integer("raft.purgeGap", 1024, 1, Integer.MAX_VALUE),
+                s.integer("raft.logSegmentBytes", 8 << 20, 64 << 10, Integer.MAX_VALUE));
     }
 
     /** Parses {@code id=host:raftPort:grpcPort,...}. */

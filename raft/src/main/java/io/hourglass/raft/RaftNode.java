@@ -30,7 +30,9 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.StateMachineException;
+import org.apache.ratis.retry.ExceptionDependentRetry;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -62,6 +64,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final HourglassStateMachine stateMachine;
     private final Consumer<Boolean> leadershipListener;
     private final ExecutorService leadershipExecutor;
+    private final int maxEntryBytes;
     private volatile boolean leaderReady;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
@@ -69,6 +72,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadershipListener = leadershipListener;
+        this.maxEntryBytes = maxEntryBytes;
         this.leadershipExecutor = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "hourglass-leadership-" + config.nodeId());
             t.setDaemon(true);
@@ -92,9 +96,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setRaftGroup(group)
                 .setLeaderId(peers.size() == 1 ? selfId : null)
                 .setProperties(props)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                        Math.max(1, (int) (config.requestTimeout().toMillis() / 200)),
-                        TimeDuration.valueOf(200, TimeUnit.MILLISECONDS)))
+                .setRetryPolicy(retryPolicy(config))
+                .build();
+    }
+
+    /**
+     * Bounded and sleeping (Ratis' default retries forever without sleeping); a refusal by the
+     * state machine is final, retrying it cannot help.
+     */
+    private static RetryPolicy retryPolicy(RaftConfig config) {
+        RetryPolicy transientFailures = RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                Math.max(1, (int) (config.requestTimeout().toMillis() / 200)),
+                TimeDuration.valueOf(200, TimeUnit.MILLISECONDS));
+        return ExceptionDependentRetry.newBuilder()
+                .setExceptionToPolicy(StateMachineException.class, RetryPolicies.noRetry())
+                .setDefaultPolicy(transientFailures)
                 .build();
     }
 
@@ -108,6 +124,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, config.purgeGap());
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
         // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
         SizeInBytes entryLimit = SizeInBytes.valueOf(Math.max(4 << 20, maxEntryBytes * 2L));
@@ -126,7 +144,18 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Leadership events come on Ratis threads; handle them in order on our own thread. */
     private void onLeadership(boolean leads) {
-        leadershipExecutor.execute(() -> {
+        if (leadershipExecutor.isShutdown()) {
+            return; // closing: Ratis reports the step-down after we stopped listening
+        }
+        try {
+            leadershipExecutor.execute(() -> handleLeadership(leads));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("{}: leadership event after close ignored", config.nodeId());
+        }
+    }
+
+    private void handleLeadership(boolean leads) {
+        {
             if (!leads) {
                 if (leaderReady) {
                     LOG.info("{}: lost leadership", config.nodeId());
@@ -155,7 +184,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        });
+        }
     }
 
     @Override
@@ -163,8 +192,19 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leaderReady;
     }
 
+    /**
+     * Proposes a command. It is checked here first: Ratis' ordered async client closes its stream
+     * when the state machine refuses a request, so nothing malformed may ever reach it.
+     */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
+        if (command.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
+            return CompletableFuture.failedFuture(new InvalidRequestException("a command must have a body"));
+        }
+        if (command.getSerializedSize() > maxEntryBytes) {
+            return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
+                    + " bytes exceeds the entry limit of " + maxEntryBytes));
+        }
         return client.async().send(Message.valueOf(ByteString.copyFrom(command.toByteArray())))
                 .handle((reply, error) -> {
                     if (error != null) {

@@ -62,6 +62,8 @@ public final class Main implements Callable<Integer> {
         put(flags, "http.port", httpPort);
         put(flags, "cluster.peers", peers);
         NodeConfig nodeConfig = NodeConfig.from(ConfigLoader.load(config, System.getenv(), flags));
+        // Before the first log line: the logging pattern prints the node id on every line.
+        System.setProperty("hourglass.node.id", nodeConfig.raft().nodeId());
         HourglassNode node = HourglassNode.start(nodeConfig, Clock.systemUTC());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();

@@ -15,7 +15,7 @@ import java.util.Properties;
  * Merges the node's settings, later sources overriding earlier ones: the properties file, then
  * {@code HOURGLASS_*} environment variables ({@code HOURGLASS_DELIVERY_INFLIGHTTIMEOUT} →
  * {@code delivery.inFlightTimeout}, matched case-insensitively against known keys or, for unknown
- * ones, lower-cased with {@code _} as {@code .}), then command-line flags. The only class that
+ * ones ignored), then command-line flags. The only class that
  * reads files and the environment.
  */
 public final class ConfigLoader {
@@ -28,28 +28,26 @@ public final class ConfigLoader {
             merged.putAll(readFile(file));
         }
         for (Map.Entry<String, String> e : env.entrySet()) {
-            if (e.getKey().startsWith("HOURGLASS_") && !e.getKey().equals("HOURGLASS_SERVERS")
-                    && !e.getKey().equals("HOURGLASS_HOME") && !e.getKey().equals("HOURGLASS_JAVA_OPTS")) {
-                merged.put(keyForEnv(e.getKey(), merged), e.getValue());
+            if (e.getKey().startsWith("HOURGLASS_")) {
+                String key = keyForEnv(e.getKey());
+                if (key != null) {
+                    merged.put(key, e.getValue());
+                }
             }
         }
         merged.putAll(flags);
         return new Settings(merged);
     }
 
-    static String keyForEnv(String env, Map<String, String> known) {
+    /** The config key an environment variable sets, or null for variables that are not config (HOURGLASS_SERVERS, ...). */
+    static String keyForEnv(String env) {
         String dotted = env.substring("HOURGLASS_".length()).replace('_', '.').toLowerCase(Locale.ROOT);
         for (String k : KnownKeys.ALL) {
             if (k.toLowerCase(Locale.ROOT).equals(dotted)) {
                 return k;
             }
         }
-        for (String k : known.keySet()) {
-            if (k.toLowerCase(Locale.ROOT).equals(dotted)) {
-                return k;
-            }
-        }
-        return dotted;
+        return null;
     }
 
     private static Map<String, String> readFile(Path file) {

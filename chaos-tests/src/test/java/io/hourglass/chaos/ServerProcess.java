@@ -1,0 +1,300 @@
+package io.hourglass.chaos;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * One node run by the distribution's {@code bin/hourglass-server} as a separate OS process, with
+ * its own data directory and loopback ports, both kept across {@link #kill()} and
+ * {@link #start()} so that a restart is the same node coming back.
+ *
+ * <p>Layout under the node's directory: {@code data/} (the node's state), {@code server.out} (stdout
+ * and stderr of every incarnation, appended, each headed by a marker line) and {@code logs/} (the
+ * server's rolling log file). {@link #close()} kills the process and deletes {@code data/}; the
+ * logs stay for the post-mortem.
+ *
+ * <p>Not thread-safe: one test thread drives it. A JVM shutdown hook kills a still-running process
+ * so that an aborted test run leaves no orphan behind.
+ */
+public final class ServerProcess implements AutoCloseable {
+    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration POLL = Duration.ofMillis(200);
+
+    private final Distribution distribution;
+    private final String nodeId;
+    private final NodePorts ports;
+    private final Path dir;
+    private final List<String> args;
+    private final Map<String, String> env;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private Process process;
+    private Thread reaper;
+
+    /**
+     * @param dir the node's own directory (created if missing), the process's working directory
+     * @param args the server's arguments; they, or {@code env}, must put its data in {@code dir/data}
+     *        and its ports at {@code ports}
+     * @param env environment variables for the server on top of the harness's own
+     */
+    public ServerProcess(Distribution distribution, String nodeId, NodePorts ports, Path dir, List<String> args,
+                         Map<String, String> env) {
+        this.distribution = distribution;
+        this.nodeId = nodeId;
+        this.ports = ports;
+        this.dir = dir;
+        this.args = List.copyOf(args);
+        this.env = Map.copyOf(env);
+    }
+
+    /** A standalone node in {@code runDir/<nodeId>/}, configured by flags. */
+    public static ServerProcess standalone(Distribution distribution, Path runDir, String nodeId) {
+        return member(distribution, runDir, nodeId, NodePorts.allocate(), List.of());
+    }
+
+    /**
+     * A node in {@code runDir/<nodeId>/} configured by flags, with {@code --peers} when
+     * {@code peers} (as {@code id=host:raftPort:grpcPort}) is not empty.
+     */
+    public static ServerProcess member(Distribution distribution, Path runDir, String nodeId, NodePorts ports,
+                                       List<String> peers) {
+        Path dir = runDir.resolve(nodeId);
+        List<String> args = new ArrayList<>(List.of(
+                "--node-id", nodeId,
+                "--data-dir", dir.resolve("data").toString(),
+                "--host", "127.0.0.1",
+                "--grpc-port", Integer.toString(ports.grpc()),
+                "--raft-port", Integer.toString(ports.raft()),
+                "--http-port", Integer.toString(ports.http())));
+        if (!peers.isEmpty()) {
+            args.addAll(List.of("--peers", String.join(",", peers)));
+        }
+        return new ServerProcess(distribution, nodeId, ports, dir, args, Map.of());
+    }
+
+    /**
+     * {@code hourglass-server} with no arguments, run in {@code runDir/default/}: the node must
+     * take the shipped defaults and keep its data in {@code ./data}. Only the ports come from
+     * {@code HOURGLASS_*} variables, so that the test cannot collide with a node on 7070-7072.
+     */
+    public static ServerProcess withoutArguments(Distribution distribution, Path runDir) {
+        NodePorts ports = NodePorts.allocate();
+        return new ServerProcess(distribution, "n1", ports, runDir.resolve("default"), List.of(), Map.of(
+                "HOURGLASS_GRPC_PORT", Integer.toString(ports.grpc()),
+                "HOURGLASS_RAFT_PORT", Integer.toString(ports.raft()),
+                "HOURGLASS_HTTP_PORT", Integer.toString(ports.http())));
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public NodePorts ports() {
+        return ports;
+    }
+
+    public Path dataDir() {
+        return dir.resolve("data");
+    }
+
+    public Path outputFile() {
+        return dir.resolve("server.out");
+    }
+
+    /** The pid of the current (or last) incarnation. */
+    public long pid() {
+        if (process == null) {
+            throw new IllegalStateException(nodeId + " was never started");
+        }
+        return process.pid();
+    }
+
+    /** The executable of the running process as the OS reports it, or "" if unknown. */
+    public String processCommand() {
+        return process == null ? "" : process.info().command().orElse("");
+    }
+
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** Starts the process and waits until {@code /readyz} answers 200. */
+    public void startAndAwaitReady(Duration timeout) {
+        start();
+        awaitReady(timeout);
+    }
+
+    /** Launches the server process; it must not be running. */
+    public void start() {
+        if (isAlive()) {
+            throw new IllegalStateException(nodeId + " is already running as pid " + process.pid());
+        }
+        List<String> command = new ArrayList<>();
+        command.add(distribution.serverScript().toString());
+        command.addAll(args);
+        try {
+            Files.createDirectories(dir);
+            Files.writeString(outputFile(), "=== " + Instant.now() + " starting: " + String.join(" ", command) + "\n",
+                    StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            ProcessBuilder pb = new ProcessBuilder(command)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(outputFile().toFile()));
+            isolate(pb.environment());
+            process = pb.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + nodeId, e);
+        }
+        Process started = process;
+        reaper = new Thread(started::destroyForcibly, "reap-" + nodeId);
+        Runtime.getRuntime().addShutdownHook(reaper);
+    }
+
+    /**
+     * The child sees none of the test JVM's Hourglass or JVM settings: only what this harness
+     * passes, so a developer's shell cannot change what the test runs.
+     */
+    private void isolate(Map<String, String> processEnv) {
+        if (dir.toString().chars().anyMatch(Character::isWhitespace)) {
+            // HOURGLASS_JAVA_OPTS is split on whitespace by the script.
+            throw new IllegalStateException("the node directory must not contain whitespace: " + dir);
+        }
+        processEnv.keySet().removeIf(k -> k.startsWith("HOURGLASS_") || k.equals("JAVA_OPTS")
+                || k.equals("JAVA_TOOL_OPTIONS"));
+        processEnv.put("HOURGLASS_NODE_BINDHOST", "127.0.0.1");
+        processEnv.put("HOURGLASS_JAVA_OPTS", "-Xmx256m -Dhourglass.log.dir=" + dir.resolve("logs"));
+        processEnv.putAll(env);
+    }
+
+    /**
+     * Waits until {@code /readyz} answers 200 (a leader is known and the node caught up). Fails
+     * at once if the process exits, and after the timeout otherwise, with the tail of its output.
+     */
+    public void awaitReady(Duration timeout) {
+        try {
+            await(nodeId + " ready").atMost(timeout).pollInterval(POLL).until(() -> {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("exited with code " + process.exitValue());
+                }
+                return httpStatus("/readyz") == 200;
+            });
+        } catch (RuntimeException e) {
+            throw new AssertionError(nodeId + " did not become ready within " + timeout + " (" + e.getMessage()
+                    + "); last lines of " + outputFile() + ":\n" + outputTail(40), e);
+        }
+    }
+
+    /** {@code kill -9}: the process gets no chance to flush or close anything. Returns once it is gone. */
+    public void kill() {
+        if (process == null) {
+            return;
+        }
+        process.destroyForcibly();
+        awaitExit();
+    }
+
+    /** SIGTERM: the server's shutdown hook closes the node cleanly. Returns the exit code. */
+    public int stop() {
+        if (process == null) {
+            throw new IllegalStateException(nodeId + " was never started");
+        }
+        process.destroy();
+        return awaitExit();
+    }
+
+    private int awaitExit() {
+        try {
+            if (!process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                throw new AssertionError(nodeId + " (pid " + process.pid() + ") did not exit within " + EXIT_TIMEOUT
+                        + "; last lines of " + outputFile() + ":\n" + outputTail(40));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+            throw new IllegalStateException("interrupted while waiting for " + nodeId + " to exit", e);
+        } finally {
+            removeReaper();
+        }
+        return process.exitValue();
+    }
+
+    private void removeReaper() {
+        if (reaper != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(reaper);
+            } catch (IllegalStateException shuttingDown) {
+                // The JVM is exiting; the hook runs anyway.
+            }
+            reaper = null;
+        }
+    }
+
+    /** The HTTP status of {@code path} on the node's HTTP port, or -1 if it does not answer. */
+    public int httpStatus(String path) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.http() + path))
+                .timeout(Duration.ofSeconds(2)).GET().build();
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** The last {@code lines} lines of the process's output, for failure messages. */
+    public String outputTail(int lines) {
+        try {
+            if (!Files.exists(outputFile())) {
+                return "(no output file)";
+            }
+            List<String> all = Files.readAllLines(outputFile(), StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
+        }
+    }
+
+    /** Kills the process if it runs and deletes the data directory; output and logs stay. */
+    @Override
+    public void close() {
+        try {
+            kill();
+        } finally {
+            deleteRecursively(dataDir());
+        }
+    }
+
+    private static void deleteRecursively(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + root, e);
+        }
+    }
+}
