@@ -32,7 +32,7 @@ final class ShippedConfigTest {
     private static final Set<String> SERVER_KEYS = Set.of(
             "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
             "raft.port", "cluster.peers", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
-            "raft.requestTimeout", "raft.snapshotEveryEntries",
+            "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
             "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
