@@ -44,22 +44,42 @@ public final class TestNode implements AutoCloseable {
     public static TestNode start(Path dataDir, Map<String, String> settings) {
         TestNode n = new TestNode(dataDir, settings);
         n.boot();
+        n.awaitLeading();
         return n;
     }
 
-    private void boot() {
+    /** A node that is not started yet (cluster members start together). */
+    static TestNode create(Path dataDir, Map<String, String> settings) {
+        return new TestNode(dataDir, settings);
+    }
+
+    void boot() {
         try {
             node = HourglassNode.start(NodeConfig.from(new Settings(settings)), Clock.systemUTC());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private void awaitLeading() {
         await("node " + settings.get("node.id") + " leads").atMost(Duration.ofSeconds(30)).until(node::isLeader);
+    }
+
+    public boolean isRunning() {
+        return node != null;
+    }
+
+    public String id() {
+        return settings.get("node.id");
     }
 
     /** Stops the node (as SIGTERM would) and starts it again on the same data and ports. */
     public void restart() {
         node.close();
         boot();
+        if (!settings.containsKey("cluster.peers")) {
+            awaitLeading();
+        }
     }
 
     /** Stops the node; {@link #startAgain()} brings it back. */
@@ -70,6 +90,9 @@ public final class TestNode implements AutoCloseable {
 
     public void startAgain() {
         boot();
+        if (!settings.containsKey("cluster.peers")) {
+            awaitLeading();
+        }
     }
 
     public HourglassNode node() {

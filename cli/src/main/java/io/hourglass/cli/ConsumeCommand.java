@@ -1,0 +1,165 @@
+package io.hourglass.cli;
+
+import io.hourglass.client.DeliveryContext;
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.ReceivedMessage;
+import io.hourglass.client.SubscribeOptions;
+import io.hourglass.client.Subscription;
+import io.hourglass.client.UnavailableException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code hourglass consume}: prints deliveries of a topic and settles them. */
+@Command(name = "consume", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Consume TOPIC and print one record per delivery: tag, topic, payload "
+                + "(UTF-8), headers, enqueuedAt, dueAt, deliveredAt, attempt.",
+            "",
+            "Each delivery is ACKed after it is printed, unless --nack or --no-ack. Stops after "
+                + "--count deliveries or after --timeout without one, and exits 0; with neither "
+                + "it runs until interrupted (Ctrl-C). Reconnects on its own when the stream "
+                + "fails, giving up (exit 4) after --deadline without a server."})
+final class ConsumeCommand implements Callable<Integer> {
+    static final List<Column> COLUMNS = List.of(
+            Column.text("tag", "TAG"),
+            Column.text("topic", "TOPIC"),
+            Column.text("attempt", "ATTEMPT"),
+            Column.time("enqueuedAt", "ENQUEUED_AT"),
+            Column.time("dueAt", "DUE_AT"),
+            Column.time("deliveredAt", "DELIVERED_AT"),
+            Column.map("headers", "HEADERS"),
+            Column.text("payload", "PAYLOAD"));
+
+    @ParentCommand
+    private HourglassCommand root;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+    private String topic;
+
+    @Option(names = "--group", paramLabel = "G",
+            description = "Consumer group: consumers of one group share the messages "
+                    + "(default: none, a universal consumer that gets every message).")
+    private String group = "";
+
+    @Option(names = "--count", paramLabel = "N", description = "Stop after N deliveries.")
+    private Integer count;
+
+    @Option(names = "--timeout", paramLabel = "D", converter = DurationConverter.class,
+            description = "Stop after D without a delivery (500ms, 5s, 1m; default: never).")
+    private Duration timeout;
+
+    @ArgGroup(exclusive = true, multiplicity = "0..1")
+    private Settle settle;
+
+    @Option(names = "--confirm",
+            description = "Wait for each ACK to be confirmed (the deletion replicated) before "
+                    + "taking the next delivery; fail if it cannot be.")
+    private boolean confirm;
+
+    /** --nack | --no-ack (default: ack). */
+    static final class Settle {
+        @Option(names = "--nack", description = "NACK each delivery instead (it is redelivered).")
+        boolean nack;
+
+        @Option(names = "--no-ack", description = "Neither ACK nor NACK (redelivered after the "
+                + "server's in-flight timeout).")
+        boolean noAck;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (topic.isBlank()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "TOPIC must not be empty");
+        }
+        boolean ack = settle == null || (!settle.nack && !settle.noAck);
+        if (confirm && !ack) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--confirm cannot be combined with --nack or --no-ack");
+        }
+        if (count != null && count < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--count must be at least 1, got " + count);
+        }
+        if (timeout != null && timeout.isZero()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--timeout must be positive");
+        }
+        RecordPrinter printer = root.printer(COLUMNS, spec.commandLine().getOut());
+        ConsumeProgress progress = new ConsumeProgress(count == null ? 0 : count);
+        SubscribeOptions options = SubscribeOptions.DEFAULT.withGiveUpAfter(root.deadline());
+        try (HourglassClient client = root.openClient(b -> b)) {
+            Subscription subscription = client.subscribe(topic, group, options,
+                    (message, context) -> onDelivery(message, context, ack, printer, progress));
+            subscription.terminated().whenComplete((v, e) -> progress.end(e));
+            try {
+                progress.await(timeout);
+            } finally {
+                subscription.close();
+                printer.flush();
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    private void onDelivery(ReceivedMessage message, DeliveryContext context, boolean ack,
+                            RecordPrinter printer, ConsumeProgress progress) {
+        if (!progress.claim()) {
+            return; // past --count: left unsettled, released when the stream closes
+        }
+        try {
+            printer.print(record(message));
+            printer.flush();
+            if (!ack) {
+                if (settle.nack) {
+                    context.nack();
+                }
+            } else if (confirm) {
+                awaitConfirmation(message, context);
+            } else {
+                context.ack();
+            }
+            progress.handled();
+        } catch (Exception e) {
+            progress.end(e);
+        }
+    }
+
+    private void awaitConfirmation(ReceivedMessage message, DeliveryContext context) throws Exception {
+        Duration wait = root.deadline();
+        try {
+            context.ackConfirmed().get(wait.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new UnavailableException("ACK of " + message.id() + " not confirmed within "
+                    + DurationConverter.format(wait), "", e);
+        }
+    }
+
+    private static Map<String, Object> record(ReceivedMessage m) {
+        Map<String, Object> record = new LinkedHashMap<>();
+        record.put("tag", HexFormat.of().formatHex(m.tag()));
+        record.put("topic", m.topic());
+        record.put("payload", m.payloadUtf8());
+        record.put("headers", new TreeMap<>(m.headers()));
+        record.put("enqueuedAt", m.enqueuedAtMs());
+        record.put("dueAt", m.dueAtMs());
+        record.put("deliveredAt", m.deliveredAtMs());
+        record.put("attempt", m.attempt());
+        return record;
+    }
+}

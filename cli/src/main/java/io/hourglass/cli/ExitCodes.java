@@ -1,0 +1,49 @@
+package io.hourglass.cli;
+
+import io.hourglass.client.InvalidRequestException;
+import io.hourglass.client.UnavailableException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import picocli.CommandLine;
+
+/**
+ * The one mapping from failures to the {@code hourglass} command's exit codes. Scripts rely on
+ * these numbers; the top-level help lists them ({@code HourglassCommand}'s
+ * {@code exitCodeList}, kept in step by a test).
+ */
+final class ExitCodes implements CommandLine.IExitCodeExceptionMapper {
+    static final int OK = 0;
+    /** Anything not covered below: a server error, an I/O error, a bug. */
+    static final int FAILURE = 1;
+    /** Bad command line or input: unknown option, bad duration, missing argument. */
+    static final int USAGE = 2;
+    /** The server refused the request as invalid ({@code INVALID_ARGUMENT}). */
+    static final int INVALID_REQUEST = 3;
+    /** No server reachable, or none could serve the request before the deadline. */
+    static final int UNAVAILABLE = 4;
+
+    @Override
+    public int getExitCode(Throwable failure) {
+        Throwable t = unwrap(failure);
+        if (t instanceof CommandLine.ParameterException) {
+            return USAGE;
+        }
+        if (t instanceof InvalidRequestException) {
+            return INVALID_REQUEST;
+        }
+        if (t instanceof UnavailableException) {
+            return UNAVAILABLE;
+        }
+        return FAILURE;
+    }
+
+    /** Strips the wrappers that futures and picocli put around the real failure. */
+    static Throwable unwrap(Throwable failure) {
+        Throwable t = failure;
+        while ((t instanceof CompletionException || t instanceof ExecutionException
+                || t instanceof CommandLine.ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

@@ -1,0 +1,133 @@
+package io.hourglass.cli;
+
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.ServerAddress;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.function.UnaryOperator;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code hourglass} command: global options and the subcommands.
+ *
+ * <p>Build it with {@link #newCommandLine}, which installs the error reporting and exit-code
+ * mapping; a bare {@code new CommandLine(...)} would print stack traces and exit 1. Global
+ * options may be given before or after the subcommand ({@code scope = INHERIT}).
+ */
+@Command(name = "hourglass",
+        mixinStandardHelpOptions = true,
+        versionProvider = HourglassCommand.Version.class,
+        description = "Publish to, consume from and administer an Hourglass cluster.",
+        subcommands = {PublishCommand.class, ConsumeCommand.class, CommandLine.HelpCommand.class},
+        footerHeading = "%nEnvironment:%n",
+        footer = {"  HOURGLASS_SERVERS   default for --servers",
+            "  HOURGLASS_LOG_LEVEL client log level on stderr (default OFF; --verbose: INFO)"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:success",
+            "1:other failure (server error, I/O error)",
+            "2:bad command line or input (unknown option, bad duration, ...)",
+            "3:the server rejected the request as invalid",
+            "4:no server reachable / available before --deadline"})
+public final class HourglassCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @Option(names = "--servers", split = ",", paramLabel = "host:port",
+            converter = ServerAddressConverter.class, scope = ScopeType.INHERIT,
+            defaultValue = "${env:HOURGLASS_SERVERS:-localhost:7070}",
+            description = "Servers to talk to, comma-separated (default: ${DEFAULT-VALUE}).")
+    private List<ServerAddress> servers;
+
+    @Option(names = "--output", paramLabel = "table|json", converter = OutputFormat.Converter.class,
+            scope = ScopeType.INHERIT, defaultValue = "table",
+            description = "table (default): aligned columns; json: one object per line, "
+                    + "times in epoch milliseconds.")
+    private OutputFormat output;
+
+    @Option(names = "--deadline", paramLabel = "D", converter = DurationConverter.class,
+            scope = ScopeType.INHERIT, defaultValue = "15s",
+            description = "How long to keep retrying while no server can serve a request, and "
+                    + "how long consume keeps reconnecting (default: ${DEFAULT-VALUE}).")
+    private Duration deadline;
+
+    @Option(names = "--verbose", scope = ScopeType.INHERIT,
+            description = "Print stack traces with errors.")
+    private boolean verbose;
+
+    private final ClientFactory clientFactory;
+    private final InputStream stdin;
+
+    /** The real command: gRPC to the servers, payloads from {@code System.in}. */
+    public HourglassCommand() {
+        this(ClientFactory.grpc(), System.in);
+    }
+
+    /** A command whose clients and standard input are provided, for tests and embedding. */
+    public HourglassCommand(ClientFactory clientFactory, InputStream stdin) {
+        this.clientFactory = Objects.requireNonNull(clientFactory, "clientFactory");
+        this.stdin = Objects.requireNonNull(stdin, "stdin");
+    }
+
+    /**
+     * A command line for {@code command} with the CLI's error handling: one line on stderr, exit
+     * codes from {@link ExitCodes}. Set its out/err writers before {@code execute}.
+     */
+    public static CommandLine newCommandLine(HourglassCommand command) {
+        ExitCodes exitCodes = new ExitCodes();
+        ErrorReporter reporter = new ErrorReporter(exitCodes);
+        return new CommandLine(command)
+                .setExitCodeExceptionMapper(exitCodes)
+                .setExecutionExceptionHandler(reporter)
+                .setParameterExceptionHandler(reporter);
+    }
+
+    /** Without a subcommand there is nothing to do. */
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "missing subcommand: publish or consume");
+    }
+
+    boolean verbose() {
+        return verbose;
+    }
+
+    Duration deadline() {
+        return deadline;
+    }
+
+    InputStream stdin() {
+        return stdin;
+    }
+
+    /** A client for the global options; {@code customize} adds command-specific settings. */
+    HourglassClient openClient(UnaryOperator<HourglassClient.Builder> customize) {
+        HourglassClient.Builder builder = HourglassClient.builder()
+                .servers(servers.stream().map(ServerAddress::toString).toList())
+                .retryDeadline(deadline);
+        return clientFactory.open(customize.apply(builder));
+    }
+
+    RecordPrinter printer(List<Column> columns, PrintWriter out) {
+        return RecordPrinter.create(output, columns, out);
+    }
+
+    /** The version from the jar manifest ({@code Implementation-Version}). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String version = HourglassCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"hourglass " + (version == null ? "(development build)" : version)};
+        }
+    }
+}

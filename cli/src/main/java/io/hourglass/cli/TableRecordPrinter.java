@@ -1,0 +1,105 @@
+package io.hourglass.cli;
+
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * An aligned table with a header line, printed as records arrive (so it works for endless
+ * streams): column widths are fixed by the header and the first record; the last column is
+ * never padded, so put the free-form one (the payload) last.
+ */
+final class TableRecordPrinter implements RecordPrinter {
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+    private static final String GAP = "  ";
+
+    private final List<Column> columns;
+    private final PrintWriter out;
+    private int[] widths;
+
+    TableRecordPrinter(List<Column> columns, PrintWriter out) {
+        this.columns = List.copyOf(columns);
+        this.out = out;
+    }
+
+    @Override
+    public void print(Map<String, ?> record) {
+        String[] cells = new String[columns.size()];
+        for (int i = 0; i < cells.length; i++) {
+            cells[i] = cell(columns.get(i), record.get(columns.get(i).name()));
+        }
+        if (widths == null) {
+            widths = new int[cells.length];
+            String[] headers = new String[cells.length];
+            for (int i = 0; i < cells.length; i++) {
+                headers[i] = columns.get(i).header();
+                widths[i] = Math.max(headers[i].length(), cells[i].length());
+            }
+            out.println(line(headers));
+        }
+        out.println(line(cells));
+    }
+
+    @Override
+    public void flush() {
+        out.flush();
+    }
+
+    private String line(String[] cells) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < cells.length; i++) {
+            if (i > 0) {
+                sb.append(GAP);
+            }
+            sb.append(cells[i]);
+            if (i < cells.length - 1) {
+                sb.append(" ".repeat(Math.max(0, widths[i] - cells[i].length())));
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String cell(Column column, Object value) {
+        if (value == null) {
+            return "-";
+        }
+        return switch (column.kind()) {
+            case TEXT -> printable(value.toString());
+            case TIME -> value instanceof Number n && n.longValue() > 0
+                    ? TIME.format(Instant.ofEpochMilli(n.longValue())) : "-";
+            case MAP -> value instanceof Map<?, ?> m && !m.isEmpty()
+                    ? new TreeMap<>(m).entrySet().stream()
+                            .map(e -> e.getKey() + "=" + e.getValue())
+                            .map(TableRecordPrinter::printable)
+                            .collect(Collectors.joining(","))
+                    : "-";
+        };
+    }
+
+    /** Keeps one record on one line: control characters are shown escaped. */
+    private static String printable(String s) {
+        StringBuilder sb = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (Character.isISOControl(c)) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,278 @@
+package io.hourglass.client;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.hourglass.api.v1.Ack;
+import io.hourglass.api.v1.AckReply;
+import io.hourglass.api.v1.BrokerGrpc;
+import io.hourglass.api.v1.Nack;
+import io.hourglass.api.v1.SubscribeInit;
+import io.hourglass.api.v1.SubscribeRequest;
+import io.hourglass.api.v1.SubscribeResponse;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One {@code Subscribe} call: sends {@code init}, ACKs and NACKs; receives {@code subscribed},
+ * deliveries and ACK replies. A reconnect creates a new instance; an instance never outlives its
+ * call, which is what keeps an ACK from reaching a stream that did not carry the delivery.
+ *
+ * <p>Flow control: the stream starts with {@code maxBuffered} message credits. Control frames
+ * return their credit at once; a delivery returns it only when the handler is done with it
+ * ({@link #deliveryDone()}), so at most {@code maxBuffered} deliveries wait in the client.
+ *
+ * <p>Thread-safety: outbound frames and the confirm table are guarded by {@code lock} (a gRPC
+ * call must not be written concurrently); inbound callbacks come serially from gRPC.
+ */
+final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
+    private static final Logger LOG = LoggerFactory.getLogger(ConsumerStream.class);
+
+    /** What the stream reports to its {@link Subscription}. */
+    interface Listener {
+        void onSubscribed(ConsumerStream stream, String consumerId);
+
+        void onDelivery(ConsumerStream stream, ReceivedMessage message);
+
+        /** The call ended: {@code Status.OK} if the server completed it. Called once. */
+        void onEnded(ConsumerStream stream, Status status);
+    }
+
+    private final ServerPool.Endpoint endpoint;
+    private final int maxBuffered;
+    private final Listener listener;
+    private final CompletableFuture<Status> ended = new CompletableFuture<>();
+
+    private final Object lock = new Object();
+    // Guarded by lock.
+    private ClientCallStreamObserver<SubscribeRequest> call;
+    private boolean open = true;
+    private final Map<ByteString, Deque<CompletableFuture<Void>>> confirms = new HashMap<>();
+
+    ConsumerStream(ServerPool.Endpoint endpoint, int maxBuffered, Listener listener) {
+        this.endpoint = endpoint;
+        this.maxBuffered = maxBuffered;
+        this.listener = listener;
+    }
+
+    /** Opens the call and sends {@code init}. */
+    void start(String topic, String group) {
+        BrokerGrpc.newStub(endpoint.channel()).subscribe(this);
+        send(SubscribeRequest.newBuilder()
+                .setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group))
+                .build());
+    }
+
+    ServerPool.Endpoint endpoint() {
+        return endpoint;
+    }
+
+    /** Whether ACKs can still be sent: the call is neither ended nor half-closed. */
+    boolean isOpen() {
+        synchronized (lock) {
+            return open;
+        }
+    }
+
+    /** Completes with the final status when the call has ended. */
+    CompletableFuture<Status> ended() {
+        return ended;
+    }
+
+    DeliveryContext contextFor(ReceivedMessage message) {
+        return new Context(ByteString.copyFrom(message.tag()), message.id());
+    }
+
+    /**
+     * The handler is done with one delivery: let the server send one more. Harmless on an
+     * ended call. {@code ClientCall.request} may be called from any thread.
+     */
+    void deliveryDone() {
+        ClientCallStreamObserver<SubscribeRequest> c;
+        synchronized (lock) {
+            c = call;
+        }
+        c.request(1);
+    }
+
+    /** Ends our side; the server answers by completing the call. */
+    void halfClose() {
+        synchronized (lock) {
+            if (open) {
+                open = false;
+                call.onCompleted();
+            }
+        }
+    }
+
+    void cancel(String reason) {
+        ClientCallStreamObserver<SubscribeRequest> c;
+        synchronized (lock) {
+            open = false;
+            c = call;
+        }
+        c.cancel(reason, null);
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<SubscribeRequest> requestStream) {
+        requestStream.disableAutoRequestWithInitial(maxBuffered);
+        synchronized (lock) {
+            this.call = requestStream;
+        }
+    }
+
+    @Override
+    public void onNext(SubscribeResponse response) {
+        switch (response.getFrameCase()) {
+            case DELIVERY -> {
+                listener.onDelivery(this, ProtoCodec.fromProto(response.getDelivery()));
+                return; // credit returned by deliveryDone()
+            }
+            case SUBSCRIBED -> listener.onSubscribed(this, response.getSubscribed().getConsumerId());
+            case ACK_REPLY -> onAckReply(response.getAckReply());
+            default -> LOG.debug("ignoring unknown frame from {}", endpoint.address());
+        }
+        deliveryDone();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        end(Status.fromThrowable(t));
+    }
+
+    @Override
+    public void onCompleted() {
+        end(Status.OK);
+    }
+
+    private void end(Status status) {
+        List<CompletableFuture<Void>> orphans = new ArrayList<>();
+        synchronized (lock) {
+            open = false;
+            confirms.values().forEach(orphans::addAll);
+            confirms.clear();
+        }
+        UnavailableException e = new UnavailableException(
+                "stream ended before the ACK was confirmed: " + StatusMapping.describe(status),
+                status.getDescription(), null);
+        orphans.forEach(f -> f.completeExceptionally(e));
+        ended.complete(status);
+        listener.onEnded(this, status);
+    }
+
+    private void onAckReply(AckReply reply) {
+        CompletableFuture<Void> waiter;
+        synchronized (lock) {
+            Deque<CompletableFuture<Void>> waiters = confirms.get(reply.getTag());
+            waiter = waiters == null ? null : waiters.poll();
+            if (waiters != null && waiters.isEmpty()) {
+                confirms.remove(reply.getTag());
+            }
+        }
+        String id = HexFormat.of().formatHex(reply.getTag().toByteArray());
+        if (reply.getOk()) {
+            if (waiter != null) {
+                waiter.complete(null);
+            }
+            return;
+        }
+        HourglassClientException e = StatusMapping.fromAckReply(reply.getCode(), reply.getError());
+        if (waiter != null) {
+            waiter.completeExceptionally(e);
+        } else {
+            LOG.warn("server refused ACK/NACK of {}: {}", id, e.getMessage());
+        }
+    }
+
+    /** Sends a frame if the call is open; returns whether it was sent. */
+    private boolean send(SubscribeRequest request) {
+        synchronized (lock) {
+            if (!open) {
+                return false;
+            }
+            try {
+                call.onNext(request);
+                return true;
+            } catch (RuntimeException e) {
+                LOG.debug("could not send on stream to {}: {}", endpoint.address(), e.toString());
+                return false;
+            }
+        }
+    }
+
+    private final class Context implements DeliveryContext {
+        private final ByteString tag;
+        private final String id;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        Context(ByteString tag, String id) {
+            this.tag = tag;
+            this.id = id;
+        }
+
+        @Override
+        public void ack() {
+            if (settled.compareAndSet(false, true) && !send(ackFrame(false))) {
+                LOG.debug("ACK of {} dropped: its stream has ended", id);
+            }
+        }
+
+        @Override
+        public CompletableFuture<Void> ackConfirmed() {
+            if (!settled.compareAndSet(false, true)) {
+                return CompletableFuture.failedFuture(
+                        new IllegalStateException("delivery " + id + " was already settled"));
+            }
+            CompletableFuture<Void> confirmed = new CompletableFuture<>();
+            synchronized (lock) {
+                // Registered before sending: the reply may be processed inline, within send().
+                Deque<CompletableFuture<Void>> waiters =
+                        confirms.computeIfAbsent(tag, t -> new ArrayDeque<>());
+                waiters.add(confirmed);
+                if (!send(ackFrame(true))) {
+                    waiters.remove(confirmed);
+                    if (waiters.isEmpty()) {
+                        confirms.remove(tag);
+                    }
+                    confirmed.completeExceptionally(new StaleDeliveryException("ACK of " + id
+                            + " not sent: its stream has ended; it will be redelivered"));
+                }
+            }
+            return confirmed;
+        }
+
+        @Override
+        public void nack() {
+            if (settled.compareAndSet(false, true)
+                    && !send(SubscribeRequest.newBuilder().setNack(Nack.newBuilder().setTag(tag)).build())) {
+                LOG.debug("NACK of {} dropped: its stream has ended", id);
+            }
+        }
+
+        boolean isSettled() {
+            return settled.get();
+        }
+
+        private SubscribeRequest ackFrame(boolean confirm) {
+            return SubscribeRequest.newBuilder()
+                    .setAck(Ack.newBuilder().setTag(tag).setConfirm(confirm))
+                    .build();
+        }
+    }
+
+    /** Whether the handler already ACKed or NACKed the delivery behind {@code context}. */
+    static boolean isSettled(DeliveryContext context) {
+        return context instanceof Context c && c.isSettled();
+    }
+}

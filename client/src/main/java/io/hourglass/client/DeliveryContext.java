@@ -1,0 +1,30 @@
+package io.hourglass.client;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Settles one delivery. Methods may be called from any thread, also after the handler returned.
+ * Only the first of {@code ack}, {@code ackConfirmed} or {@code nack} counts; later calls are
+ * ignored ({@code ackConfirmed} then returns a future failed with {@link IllegalStateException}).
+ *
+ * <p>An ACK or NACK is sent only on the stream that carried the delivery. If that stream has
+ * ended (reconnect, close), nothing is sent: the server has already released the delivery and
+ * will deliver the message again.
+ */
+public interface DeliveryContext {
+    /** Acknowledges the delivery without waiting for the deletion to be replicated. */
+    void ack();
+
+    /**
+     * Acknowledges the delivery and asks the server to answer once the deletion has committed,
+     * after which the message is never delivered to this group again.
+     *
+     * @return completes when the server confirms; fails with {@link InvalidRequestException} if
+     *     the server refused the ACK, {@link StaleDeliveryException} if the stream had already
+     *     ended, {@link UnavailableException} if it ended before the answer came
+     */
+    CompletableFuture<Void> ackConfirmed();
+
+    /** Gives the delivery back: it becomes deliverable again at once. */
+    void nack();
+}

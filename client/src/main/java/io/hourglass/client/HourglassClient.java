@@ -1,0 +1,277 @@
+package io.hourglass.client;
+
+import io.hourglass.api.v1.PublishMessage;
+import io.hourglass.api.v1.PublishRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Hourglass Java client: publishes messages and subscribes to topics.
+ *
+ * <p>One channel per configured server; requests stick to one server and move to the next when
+ * it answers {@code UNAVAILABLE} (not the leader, no leader yet, down). Publishes are retried on
+ * {@code UNAVAILABLE} with backoff until the {@link RetryPolicy} deadline (30 s by default),
+ * never on an invalid request. Subscriptions reconnect on their own (see {@link Subscription}).
+ *
+ * <p>Thread-safe; meant to be shared. Synchronous methods throw, and asynchronous ones complete
+ * their futures with, {@link HourglassClientException} subtypes: {@link InvalidRequestException},
+ * {@link UnavailableException}, or the base type for anything else. Futures complete on gRPC or
+ * client threads: do not block in their dependent stages. {@link #close()} flushes pending
+ * publishes (waiting up to the close timeout), closes subscriptions, then the channels.
+ */
+public final class HourglassClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HourglassClient.class);
+
+    private final List<ServerAddress> servers;
+    private final Duration closeTimeout;
+    private final ServerPool pool;
+    private final ScheduledThreadPoolExecutor timer;
+    private final PublishCaller caller;
+    private final PublishBatcher batcher;
+    private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger subscriptionCount = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private HourglassClient(Builder b) {
+        this.servers = List.copyOf(b.servers);
+        this.closeTimeout = b.closeTimeout;
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "hourglass-client-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        this.timer.setRemoveOnCancelPolicy(true);
+        this.pool = new ServerPool(servers, b.channelFactory);
+        this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer);
+        this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The servers this client talks to, in failover order. */
+    public List<ServerAddress> servers() {
+        return servers;
+    }
+
+    /**
+     * Publishes one message in its own request and waits for the broker to commit it.
+     *
+     * @throws InvalidRequestException if the server refused the message
+     * @throws UnavailableException if no server committed it before the retry deadline
+     */
+    public PublishResult publish(Message message) {
+        return await(publishAll(List.of(message))).get(0);
+    }
+
+    /**
+     * Queues a message for the next batch (see {@link PublishConfig}); never blocks. Messages
+     * published concurrently share requests, so this is the fast path for many messages.
+     */
+    public CompletableFuture<PublishResult> publishAsync(Message message) {
+        Objects.requireNonNull(message, "message");
+        return batcher.add(ProtoCodec.toProto(message));
+    }
+
+    /**
+     * Publishes messages in as few requests as the batch limits allow (each request one Raft log
+     * entry, committed all or nothing) and waits for all of them.
+     *
+     * @return results in the order of {@code messages}
+     * @throws HourglassClientException as {@link #publish}; some requests may have committed
+     */
+    public List<PublishResult> publishBatch(List<Message> messages) {
+        return await(publishAll(messages));
+    }
+
+    /** Sends the open batch of {@link #publishAsync} now instead of after the linger. */
+    public void flush() {
+        batcher.flush();
+    }
+
+    /** Subscribes with {@link SubscribeOptions#DEFAULT}. */
+    public Subscription subscribe(String topic, String group, DeliveryHandler handler) {
+        return subscribe(topic, group, SubscribeOptions.DEFAULT, handler);
+    }
+
+    /**
+     * Starts consuming {@code topic}. Returns at once; the stream connects in the background
+     * and failures show in {@link Subscription#terminated()}.
+     *
+     * @param group the consumer group (competing consumers), or empty / null for a universal
+     *     consumer that gets every message
+     * @throws IllegalArgumentException if the topic is blank
+     * @throws HourglassClientException if the client is closed
+     */
+    public Subscription subscribe(String topic, String group, SubscribeOptions options,
+                                  DeliveryHandler handler) {
+        if (topic == null || topic.isBlank()) {
+            throw new IllegalArgumentException("topic must not be empty");
+        }
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(handler, "handler");
+        if (closed.get()) {
+            throw new HourglassClientException("client is closed");
+        }
+        String threadName = "hourglass-consumer-" + topic + "-" + subscriptionCount.incrementAndGet();
+        Subscription subscription = new Subscription(topic, group == null ? "" : group, handler,
+                options, pool, timer, threadName, subscriptions::remove);
+        subscriptions.add(subscription);
+        subscription.start();
+        return subscription;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (Subscription subscription : new ArrayList<>(subscriptions)) {
+            subscription.close();
+        }
+        try {
+            batcher.close().get(closeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            LOG.warn("pending publishes not finished within {} ms; failing them", closeTimeout.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        HourglassClientException closedException = new HourglassClientException("client is closed");
+        caller.close();
+        caller.failPending(closedException);
+        batcher.failUnsettled(closedException);
+        timer.shutdownNow();
+        pool.shutdown(Duration.ofSeconds(1));
+    }
+
+    private CompletableFuture<List<PublishResult>> publishAll(List<Message> messages) {
+        List<PublishMessage> protos = new ArrayList<>(messages.size());
+        for (Message message : messages) {
+            protos.add(ProtoCodec.toProto(Objects.requireNonNull(message, "message")));
+        }
+        return batcher.addAll(protos);
+    }
+
+    private static <T> T await(CompletableFuture<T> future) {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new HourglassClientException("interrupted while waiting for the server", e);
+        } catch (ExecutionException e) {
+            Throwable cause = PublishBatcher.unwrap(e.getCause());
+            if (cause instanceof HourglassClientException h) {
+                throw h;
+            }
+            throw new HourglassClientException(String.valueOf(cause.getMessage()), cause);
+        }
+    }
+
+    /** Configures a {@link HourglassClient}; not thread-safe. */
+    public static final class Builder {
+        private List<ServerAddress> servers =
+                List.of(new ServerAddress("localhost", ServerAddress.DEFAULT_PORT));
+        private ChannelFactory channelFactory = ChannelFactory.plaintext();
+        private PublishConfig publishConfig = PublishConfig.DEFAULT;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Duration closeTimeout = Duration.ofSeconds(5);
+
+        private Builder() {
+        }
+
+        /**
+         * The servers, each {@code host:port} (default {@code localhost:7070}).
+         *
+         * @throws IllegalArgumentException if the list is empty or an entry is not host:port
+         */
+        public Builder servers(List<String> hostPorts) {
+            if (hostPorts.isEmpty()) {
+                throw new IllegalArgumentException("at least one server is required");
+            }
+            this.servers = hostPorts.stream().map(ServerAddress::parse).toList();
+            return this;
+        }
+
+        public Builder servers(String... hostPorts) {
+            return servers(List.of(hostPorts));
+        }
+
+        /** How channels are opened (default: plaintext TCP); tests pass in-process channels. */
+        public Builder channelFactory(ChannelFactory value) {
+            this.channelFactory = Objects.requireNonNull(value, "channelFactory");
+            return this;
+        }
+
+        public Builder publishConfig(PublishConfig value) {
+            this.publishConfig = Objects.requireNonNull(value, "publishConfig");
+            return this;
+        }
+
+        public Builder maxBatchMessages(int value) {
+            PublishConfig c = publishConfig;
+            return publishConfig(new PublishConfig(value, c.maxBatchBytes(), c.linger(),
+                    c.maxInFlightBatches(), c.callTimeout()));
+        }
+
+        public Builder maxBatchBytes(int value) {
+            PublishConfig c = publishConfig;
+            return publishConfig(new PublishConfig(c.maxBatchMessages(), value, c.linger(),
+                    c.maxInFlightBatches(), c.callTimeout()));
+        }
+
+        public Builder linger(Duration value) {
+            PublishConfig c = publishConfig;
+            return publishConfig(new PublishConfig(c.maxBatchMessages(), c.maxBatchBytes(), value,
+                    c.maxInFlightBatches(), c.callTimeout()));
+        }
+
+        public Builder maxInFlightBatches(int value) {
+            PublishConfig c = publishConfig;
+            return publishConfig(new PublishConfig(c.maxBatchMessages(), c.maxBatchBytes(),
+                    c.linger(), value, c.callTimeout()));
+        }
+
+        public Builder callTimeout(Duration value) {
+            PublishConfig c = publishConfig;
+            return publishConfig(new PublishConfig(c.maxBatchMessages(), c.maxBatchBytes(),
+                    c.linger(), c.maxInFlightBatches(), value));
+        }
+
+        public Builder retryPolicy(RetryPolicy value) {
+            this.retryPolicy = Objects.requireNonNull(value, "retryPolicy");
+            return this;
+        }
+
+        /** Shorthand for {@code retryPolicy(retryPolicy.withDeadline(value))}. */
+        public Builder retryDeadline(Duration value) {
+            return retryPolicy(retryPolicy.withDeadline(value));
+        }
+
+        /** How long {@link HourglassClient#close()} waits for pending publishes (default 5 s). */
+        public Builder closeTimeout(Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout must not be negative: " + value);
+            }
+            this.closeTimeout = value;
+            return this;
+        }
+
+        public HourglassClient build() {
+            return new HourglassClient(this);
+        }
+    }
+}

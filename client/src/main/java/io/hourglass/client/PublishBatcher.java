@@ -1,0 +1,283 @@
+package io.hourglass.client;
+
+import com.google.protobuf.CodedOutputStream;
+import io.hourglass.api.v1.PublishMessage;
+import io.hourglass.api.v1.PublishRequest;
+import io.hourglass.api.v1.PublishResponse;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Groups messages into {@code Publish} requests and keeps at most
+ * {@link PublishConfig#maxInFlightBatches()} of them outstanding.
+ *
+ * <pre>
+ *  add() ──▶ open batch ──(full | linger)──▶ ready queue ──(in-flight slot)──▶ sender
+ *  addAll() ──(chunked)─────────────────────▶ ready queue
+ * </pre>
+ *
+ * <p>Thread-safe: the open batch, the ready queue and the in-flight count are guarded by
+ * {@code lock}; requests are sent outside it. A batch the server refuses as invalid is re-sent
+ * message by message so that only the bad message fails (a refused request was not applied,
+ * so this cannot duplicate anything).
+ */
+final class PublishBatcher {
+    private static final Logger LOG = LoggerFactory.getLogger(PublishBatcher.class);
+
+    private record Pending(PublishMessage message, int size, CompletableFuture<PublishResult> result) {
+    }
+
+    private final PublishConfig config;
+    private final Function<PublishRequest, CompletableFuture<PublishResponse>> sender;
+    private final ScheduledExecutorService timer;
+    /** Every result not yet completed, so that close can wait for or fail them. */
+    private final Set<CompletableFuture<PublishResult>> unsettled = ConcurrentHashMap.newKeySet();
+
+    private final Object lock = new Object();
+    // Guarded by lock.
+    private List<Pending> open = new ArrayList<>();
+    private int openBytes;
+    private ScheduledFuture<?> lingerTask;
+    private final ArrayDeque<List<Pending>> ready = new ArrayDeque<>();
+    private int inFlight;
+    private boolean draining;
+    private boolean closed;
+
+    PublishBatcher(PublishConfig config,
+                   Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
+                   ScheduledExecutorService timer) {
+        this.config = config;
+        this.sender = sender;
+        this.timer = timer;
+    }
+
+    /** Adds one message to the open batch. */
+    CompletableFuture<PublishResult> add(PublishMessage message) {
+        Pending pending = track(message);
+        synchronized (lock) {
+            if (closed) {
+                failClosed(List.of(pending));
+                return pending.result();
+            }
+            if (!open.isEmpty() && openBytes + pending.size() > config.maxBatchBytes()) {
+                sealOpen();
+            }
+            open.add(pending);
+            openBytes += pending.size();
+            if (open.size() >= config.maxBatchMessages() || openBytes >= config.maxBatchBytes()
+                    || config.linger().isZero()) {
+                sealOpen();
+            } else if (open.size() == 1) {
+                scheduleLinger(open);
+            }
+        }
+        drain();
+        return pending.result();
+    }
+
+    /** Sends {@code messages} in as few requests as the limits allow, bypassing the linger. */
+    CompletableFuture<List<PublishResult>> addAll(List<PublishMessage> messages) {
+        List<Pending> all = new ArrayList<>(messages.size());
+        for (PublishMessage message : messages) {
+            all.add(track(message));
+        }
+        synchronized (lock) {
+            if (closed) {
+                return CompletableFuture.failedFuture(failClosed(all));
+            }
+            List<Pending> chunk = new ArrayList<>();
+            int bytes = 0;
+            for (Pending pending : all) {
+                if (!chunk.isEmpty() && (chunk.size() >= config.maxBatchMessages()
+                        || bytes + pending.size() > config.maxBatchBytes())) {
+                    ready.add(chunk);
+                    chunk = new ArrayList<>();
+                    bytes = 0;
+                }
+                chunk.add(pending);
+                bytes += pending.size();
+            }
+            if (!chunk.isEmpty()) {
+                ready.add(chunk);
+            }
+        }
+        drain();
+        CompletableFuture<?>[] results = all.stream().map(Pending::result)
+                .toArray(CompletableFuture<?>[]::new);
+        return CompletableFuture.allOf(results)
+                .thenApply(v -> all.stream().map(p -> p.result().join()).toList());
+    }
+
+    /** Sends the open batch now. */
+    void flush() {
+        synchronized (lock) {
+            sealOpen();
+        }
+        drain();
+    }
+
+    /** Stops accepting messages and sends the open batch; returns when all results are settled. */
+    CompletableFuture<Void> close() {
+        synchronized (lock) {
+            closed = true;
+            sealOpen();
+        }
+        drain();
+        return CompletableFuture.allOf(unsettled.toArray(new CompletableFuture<?>[0]))
+                .handle((v, e) -> null);
+    }
+
+    /** Fails every result not settled yet; used when the close grace has run out. */
+    void failUnsettled(HourglassClientException cause) {
+        synchronized (lock) {
+            ready.clear();
+            open = new ArrayList<>();
+        }
+        for (CompletableFuture<PublishResult> result : unsettled) {
+            result.completeExceptionally(cause);
+        }
+    }
+
+    private Pending track(PublishMessage message) {
+        CompletableFuture<PublishResult> result = new CompletableFuture<>();
+        unsettled.add(result);
+        result.whenComplete((r, e) -> unsettled.remove(result));
+        return new Pending(message, CodedOutputStream.computeMessageSize(1, message), result);
+    }
+
+    private static HourglassClientException failClosed(List<Pending> pendings) {
+        HourglassClientException e = new HourglassClientException("client is closed");
+        pendings.forEach(p -> p.result().completeExceptionally(e));
+        return e;
+    }
+
+    private void scheduleLinger(List<Pending> batch) {
+        try {
+            lingerTask = timer.schedule(() -> {
+                synchronized (lock) {
+                    if (open == batch) {
+                        sealOpen();
+                    }
+                }
+                drain();
+            }, config.linger().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            sealOpen();
+        }
+    }
+
+    /** Moves the open batch to the ready queue. Caller holds lock. */
+    private void sealOpen() {
+        if (lingerTask != null) {
+            lingerTask.cancel(false);
+            lingerTask = null;
+        }
+        if (!open.isEmpty()) {
+            ready.add(open);
+            open = new ArrayList<>();
+            openBytes = 0;
+        }
+    }
+
+    /**
+     * Sends ready batches while in-flight slots are free. Re-entrant calls (a send that
+     * completes synchronously) return at once; the draining thread picks their work up, so the
+     * stack stays flat.
+     */
+    private void drain() {
+        synchronized (lock) {
+            if (draining) {
+                return;
+            }
+            draining = true;
+        }
+        while (true) {
+            List<List<Pending>> toSend = new ArrayList<>();
+            synchronized (lock) {
+                while (inFlight < config.maxInFlightBatches() && !ready.isEmpty()) {
+                    toSend.add(ready.poll());
+                    inFlight++;
+                }
+                if (toSend.isEmpty()) {
+                    draining = false;
+                    return;
+                }
+            }
+            for (List<Pending> batch : toSend) {
+                send(batch).whenComplete((v, e) -> {
+                    synchronized (lock) {
+                        inFlight--;
+                    }
+                    drain();
+                });
+            }
+        }
+    }
+
+    /** Sends one batch; the returned future completes once every result in it is settled. */
+    private CompletableFuture<Void> send(List<Pending> batch) {
+        PublishRequest.Builder request = PublishRequest.newBuilder();
+        batch.forEach(p -> request.addMessages(p.message()));
+        return safeSend(request.build()).handle((response, error) -> {
+            if (error == null) {
+                settle(batch, response);
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            Throwable cause = unwrap(error);
+            if (cause instanceof InvalidRequestException && batch.size() > 1) {
+                LOG.debug("batch of {} refused ({}); re-sending one by one", batch.size(),
+                        cause.getMessage());
+                return CompletableFuture.allOf(batch.stream().map(p -> send(List.of(p)))
+                        .toArray(CompletableFuture<?>[]::new));
+            }
+            batch.forEach(p -> p.result().completeExceptionally(cause));
+            return CompletableFuture.<Void>completedFuture(null);
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<PublishResponse> safeSend(PublishRequest request) {
+        try {
+            return sender.apply(request);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(new HourglassClientException(
+                    "publish failed: " + e.getMessage(), e));
+        }
+    }
+
+    private static void settle(List<Pending> batch, PublishResponse response) {
+        if (response.getMessagesCount() != batch.size()) {
+            HourglassClientException e = new HourglassClientException("server answered "
+                    + response.getMessagesCount() + " ids for " + batch.size() + " messages");
+            batch.forEach(p -> p.result().completeExceptionally(e));
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            try {
+                batch.get(i).result().complete(ProtoCodec.fromProto(response.getMessages(i)));
+            } catch (IllegalArgumentException e) {
+                batch.get(i).result().completeExceptionally(
+                        new HourglassClientException("bad publish response: " + e.getMessage(), e));
+            }
+        }
+    }
+
+    static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

@@ -1,0 +1,81 @@
+package io.hourglass.client;
+
+import io.grpc.ManagedChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One channel per configured server and the one currently in use.
+ *
+ * <p>Requests stick to the current server — any node serves any request, and the one that
+ * answered last is likely healthy — and move to the next server (round-robin) when a request
+ * on the current one fails with {@code UNAVAILABLE}. Thread-safe: the current index is an
+ * atomic, so concurrent failures of the same server advance it once.
+ */
+final class ServerPool implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ServerPool.class);
+
+    /** A server and its channel; {@code index} is its position in the pool. */
+    record Endpoint(int index, ServerAddress address, ManagedChannel channel) {
+    }
+
+    private final List<Endpoint> endpoints;
+    private final AtomicInteger current = new AtomicInteger();
+
+    ServerPool(List<ServerAddress> servers, ChannelFactory channelFactory) {
+        if (servers.isEmpty()) {
+            throw new IllegalArgumentException("at least one server is required");
+        }
+        List<Endpoint> opened = new ArrayList<>(servers.size());
+        for (ServerAddress address : servers) {
+            opened.add(new Endpoint(opened.size(), address, channelFactory.open(address)));
+        }
+        this.endpoints = List.copyOf(opened);
+    }
+
+    Endpoint current() {
+        return endpoints.get(current.get());
+    }
+
+    /** Moves off {@code failed} to the next server, unless another caller already did. */
+    void failover(Endpoint failed) {
+        int next = (failed.index() + 1) % endpoints.size();
+        if (current.compareAndSet(failed.index(), next) && endpoints.size() > 1) {
+            LOG.info("server {} unavailable, switching to {}", failed.address(),
+                    endpoints.get(next).address());
+        }
+    }
+
+    int size() {
+        return endpoints.size();
+    }
+
+    /** Shuts every channel down, waiting up to {@code grace} for calls to finish. */
+    void shutdown(Duration grace) {
+        for (Endpoint endpoint : endpoints) {
+            endpoint.channel().shutdown();
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (Endpoint endpoint : endpoints) {
+            try {
+                long left = Math.max(0, deadline - System.nanoTime());
+                if (!endpoint.channel().awaitTermination(left, TimeUnit.NANOSECONDS)) {
+                    endpoint.channel().shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                endpoint.channel().shutdownNow();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ZERO);
+    }
+}

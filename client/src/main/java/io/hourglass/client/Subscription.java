@@ -1,0 +1,255 @@
+package io.hourglass.client;
+
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A consumer of one topic (and group) that stays subscribed across stream failures.
+ *
+ * <p>Lifecycle: {@code CONNECTING → SUBSCRIBED → (stream fails) → waiting → CONNECTING → …},
+ * until {@link #close()}, a non-retryable refusal ({@link InvalidRequestException}), or
+ * {@link SubscribeOptions#giveUpAfter()} without a working stream ({@link UnavailableException}).
+ * {@link #terminated()} tells which. Every stream starts with a fresh {@code init}; deliveries
+ * of an ended stream are neither handled nor acknowledged (the server redelivers them).
+ *
+ * <p>Thread-safety: all methods may be called from any thread. The stream state is guarded by
+ * {@code lock}; handler calls run on the subscription's own thread (see {@link DeliveryHandler}).
+ */
+public final class Subscription implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Subscription.class);
+
+    private final String topic;
+    private final String group;
+    private final SubscribeOptions options;
+    private final ServerPool pool;
+    private final ScheduledExecutorService timer;
+    private final HandlerLoop handlerLoop;
+    private final Consumer<Subscription> onTerminated;
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    private final ConsumerStream.Listener listener = new StreamListener();
+
+    private final Object lock = new Object();
+    // Guarded by lock.
+    private ConsumerStream current;
+    private ScheduledFuture<?> reconnectTask;
+    private int failures;
+    /** System.nanoTime() since when no stream has been accepted; meaningful while !subscribed. */
+    private long downSince;
+    private boolean subscribed;
+    private boolean closed;
+    private volatile String consumerId = "";
+
+    Subscription(String topic, String group, DeliveryHandler handler, SubscribeOptions options,
+                 ServerPool pool, ScheduledExecutorService timer, String threadName,
+                 Consumer<Subscription> onTerminated) {
+        this.topic = topic;
+        this.group = group;
+        this.options = options;
+        this.pool = pool;
+        this.timer = timer;
+        this.handlerLoop = new HandlerLoop(threadName, handler);
+        this.onTerminated = onTerminated;
+    }
+
+    void start() {
+        synchronized (lock) {
+            downSince = System.nanoTime();
+        }
+        handlerLoop.start();
+        connect();
+    }
+
+    public String topic() {
+        return topic;
+    }
+
+    /** The consumer group; empty for a universal consumer. */
+    public String group() {
+        return group;
+    }
+
+    /** The id the server gave the current (or last) stream; empty before the first. */
+    public String consumerId() {
+        return consumerId;
+    }
+
+    /** Whether a stream is open and the server has accepted it. */
+    public boolean isSubscribed() {
+        synchronized (lock) {
+            return subscribed && !closed;
+        }
+    }
+
+    /**
+     * Completes normally when the subscription was closed (by {@link #close()}, or by the
+     * server when reconnecting is off), exceptionally with an {@link HourglassClientException}
+     * when it gave up.
+     */
+    public CompletableFuture<Void> terminated() {
+        return terminated;
+    }
+
+    /**
+     * Stops handling deliveries (waiting for the running handler call unless called from it),
+     * half-closes the stream so ACKs already sent are processed, and cancels it if the server
+     * has not ended it within {@link SubscribeOptions#closeTimeout()}. Idempotent.
+     */
+    @Override
+    public void close() {
+        ConsumerStream stream;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            subscribed = false;
+            stream = current;
+            current = null;
+            if (reconnectTask != null) {
+                reconnectTask.cancel(false);
+            }
+        }
+        handlerLoop.stop(options.closeTimeout());
+        if (stream != null) {
+            stream.halfClose();
+            try {
+                stream.ended().get(options.closeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                stream.cancel("subscription closed");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stream.cancel("subscription closed");
+            } catch (ExecutionException e) {
+                LOG.debug("stream ended with error while closing", e);
+            }
+        }
+        LOG.debug("subscription to {} closed", topic);
+        terminated.complete(null);
+        onTerminated.accept(this);
+    }
+
+    /**
+     * Opens the next stream. It is started under {@code lock} so that {@link #close()} never
+     * sees a stream whose call does not exist yet; starting a call does not block.
+     */
+    private void connect() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            reconnectTask = null;
+            ConsumerStream stream = new ConsumerStream(pool.current(), options.maxBuffered(), listener);
+            current = stream;
+            LOG.debug("subscribing to {} (group '{}') on {}", topic, group, stream.endpoint().address());
+            stream.start(topic, group);
+        }
+    }
+
+    private void onStreamEnded(ConsumerStream stream, Status status) {
+        HourglassClientException failure;
+        synchronized (lock) {
+            if (closed || stream != current) {
+                return;
+            }
+            current = null;
+            if (subscribed) {
+                subscribed = false;
+                downSince = System.nanoTime();
+            }
+            if (options.autoReconnect() && StatusMapping.isReconnectable(status)) {
+                failure = scheduleReconnect(stream, status);
+                if (failure == null) {
+                    return;
+                }
+            } else {
+                failure = status.isOk() ? null : StatusMapping.toException(status);
+            }
+        }
+        terminate(failure);
+    }
+
+    /** Schedules the next stream, or returns why not. Caller holds lock. */
+    private HourglassClientException scheduleReconnect(ConsumerStream stream, Status status) {
+        if (status.getCode() == Status.Code.UNAVAILABLE) {
+            pool.failover(stream.endpoint());
+        }
+        failures++;
+        Duration wait = RetryPolicy.backoff(options.initialBackoff(), options.maxBackoff(), failures);
+        long down = System.nanoTime() + wait.toNanos() - downSince;
+        if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
+            String description = StatusMapping.describe(status);
+            return new UnavailableException("no server accepted the subscription to " + topic
+                    + " within " + options.giveUpAfter().toMillis() + " ms (last error from "
+                    + stream.endpoint().address() + ": " + description + ")", description,
+                    status.asRuntimeException());
+        }
+        LOG.info("stream to {} for {} ended ({}); reconnecting in {} ms",
+                stream.endpoint().address(), topic, status.getCode(), wait.toMillis());
+        try {
+            reconnectTask = timer.schedule(this::connect, wait.toNanos(), TimeUnit.NANOSECONDS);
+            return null;
+        } catch (RejectedExecutionException e) {
+            return new HourglassClientException("client is closed", e);
+        }
+    }
+
+    /**
+     * Ends the subscription without a stream to close: normally if {@code failure} is null.
+     * Caller must not hold lock.
+     */
+    private void terminate(HourglassClientException failure) {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            subscribed = false;
+            current = null;
+        }
+        handlerLoop.stop(Duration.ZERO);
+        if (failure == null) {
+            LOG.info("subscription to {} ended by the server", topic);
+            terminated.complete(null);
+        } else {
+            LOG.warn("subscription to {} ended: {}", topic, failure.getMessage());
+            terminated.completeExceptionally(failure);
+        }
+        onTerminated.accept(this);
+    }
+
+    private final class StreamListener implements ConsumerStream.Listener {
+        @Override
+        public void onSubscribed(ConsumerStream stream, String id) {
+            synchronized (lock) {
+                if (stream != current) {
+                    return;
+                }
+                subscribed = true;
+                failures = 0;
+            }
+            consumerId = id;
+            LOG.info("subscribed to {} (group '{}') on {} as {}", topic, group,
+                    stream.endpoint().address(), id);
+        }
+
+        @Override
+        public void onDelivery(ConsumerStream stream, ReceivedMessage message) {
+            handlerLoop.submit(new HandlerLoop.Item(stream, message));
+        }
+
+        @Override
+        public void onEnded(ConsumerStream stream, Status status) {
+            onStreamEnded(stream, status);
+        }
+    }
+}

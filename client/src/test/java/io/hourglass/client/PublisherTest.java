@@ -1,0 +1,223 @@
+package io.hourglass.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import io.hourglass.api.v1.PublishRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PublisherTest {
+    private FakeBroker broker;
+    private final List<HourglassClient> clients = new ArrayList<>();
+
+    @BeforeEach
+    void startBroker() throws Exception {
+        broker = new FakeBroker();
+    }
+
+    @AfterEach
+    void stop() {
+        clients.forEach(HourglassClient::close);
+        broker.close();
+    }
+
+    private HourglassClient.Builder builder(String... servers) {
+        return HourglassClient.builder()
+                .servers(servers.length == 0 ? new String[] {broker.address()} : servers)
+                .channelFactory(FakeBroker.channels())
+                .retryPolicy(new RetryPolicy(Duration.ofMillis(5), Duration.ofMillis(50), Duration.ofSeconds(10)));
+    }
+
+    private HourglassClient client(HourglassClient.Builder builder) {
+        HourglassClient client = builder.build();
+        clients.add(client);
+        return client;
+    }
+
+    @Test
+    void concurrentAsyncPublishesShareRequests() {
+        HourglassClient client = client(builder().maxBatchMessages(100).linger(Duration.ofMillis(50)));
+        List<CompletableFuture<PublishResult>> futures = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            futures.add(client.publishAsync(Message.of("t", "m-" + i)));
+        }
+        List<PublishResult> results = futures.stream().map(CompletableFuture::join).toList();
+
+        assertEquals(1000, new HashSet<>(results.stream().map(PublishResult::id).toList()).size());
+        assertEquals(1000, broker.publishedMessageCount());
+        assertTrue(broker.publishRequests.size() <= 20, "requests: " + broker.publishRequests.size());
+        assertTrue(broker.publishRequests.stream().allMatch(r -> r.getMessagesCount() <= 100));
+        assertEquals(1000, new HashSet<>(payloadsAtServer()).size());
+    }
+
+    @Test
+    void oneBatchInFlightKeepsPublishOrder() {
+        HourglassClient client = client(builder().maxBatchMessages(10).maxInFlightBatches(1));
+        List<CompletableFuture<PublishResult>> futures = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            futures.add(client.publishAsync(Message.of("t", "m-" + i)));
+        }
+        futures.forEach(CompletableFuture::join);
+
+        List<String> payloads = payloadsAtServer();
+        for (int i = 0; i < 200; i++) {
+            assertEquals("m-" + i, payloads.get(i));
+        }
+    }
+
+    private List<String> payloadsAtServer() {
+        return broker.publishRequests.stream().flatMap(r -> r.getMessagesList().stream())
+                .map(m -> m.getPayload().toStringUtf8()).toList();
+    }
+
+    @Test
+    void lingerSendsAPartialBatch() {
+        HourglassClient client = client(builder().linger(Duration.ofMillis(20)));
+        PublishResult result = client.publishAsync(Message.builder("t").payload("x")
+                .delay(Duration.ofSeconds(5)).header("h", "1").build()).join();
+
+        assertEquals(6_000, result.dueAtMs());
+        assertEquals(1, broker.publishRequests.size());
+        PublishRequest request = broker.publishRequests.get(0);
+        assertEquals(5_000, request.getMessages(0).getDelayMs());
+        assertEquals("1", request.getMessages(0).getHeadersOrThrow("h"));
+    }
+
+    @Test
+    void batchesAreCutAtMaxBytes() {
+        HourglassClient client = client(builder().maxBatchBytes(1000).linger(Duration.ofMillis(50)));
+        String payload = "x".repeat(300);
+        List<CompletableFuture<PublishResult>> futures = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            futures.add(client.publishAsync(Message.of("t", payload)));
+        }
+        futures.forEach(CompletableFuture::join);
+
+        assertTrue(broker.publishRequests.stream().allMatch(r -> r.getSerializedSize() <= 1000));
+        assertTrue(broker.publishRequests.size() >= 4);
+    }
+
+    @Test
+    void publishBatchKeepsOrderAcrossRequests() {
+        HourglassClient client = client(builder().maxBatchMessages(3));
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            messages.add(Message.of("t", "m-" + i));
+        }
+        List<PublishResult> results = client.publishBatch(messages);
+
+        assertEquals(10, results.size());
+        assertEquals(4, broker.publishRequests.size());
+        List<String> sentIds = new ArrayList<>();
+        results.forEach(r -> sentIds.add(r.id()));
+        assertEquals(10, new HashSet<>(sentIds).size());
+    }
+
+    @Test
+    void retriesUnavailableThenSucceeds() {
+        broker.publishFailures.add(Status.UNAVAILABLE.withDescription("no leader yet"));
+        broker.publishFailures.add(Status.UNAVAILABLE.withDescription("not the leader"));
+        HourglassClient client = client(builder());
+
+        PublishResult result = client.publish(Message.of("t", "x"));
+
+        assertEquals(48, result.id().length());
+        assertEquals(3, broker.publishRequests.size());
+    }
+
+    @Test
+    void failsOverToTheNextServer() throws Exception {
+        try (FakeBroker second = new FakeBroker()) {
+            broker.validator = m -> Status.UNAVAILABLE.withDescription("not the leader");
+            HourglassClient client = client(builder(broker.address(), second.address()));
+
+            client.publish(Message.of("t", "x"));
+            client.publish(Message.of("t", "y"));
+
+            assertEquals(1, broker.publishRequests.size());
+            assertEquals(2, second.publishRequests.size());
+        }
+    }
+
+    @Test
+    void neverRetriesAnInvalidRequest() {
+        HourglassClient client = client(builder());
+
+        InvalidRequestException e = assertThrows(InvalidRequestException.class,
+                () -> client.publish(Message.of("bad", "x")));
+
+        assertEquals("topic 'bad' is not allowed", e.serverMessage());
+        assertTrue(e.getMessage().contains("topic 'bad' is not allowed"));
+        assertEquals(1, broker.publishRequests.size());
+    }
+
+    @Test
+    void oneInvalidMessageFailsOnlyItselfInABatch() {
+        HourglassClient client = client(builder().linger(Duration.ofMillis(100)));
+        CompletableFuture<PublishResult> good1 = client.publishAsync(Message.of("t", "1"));
+        CompletableFuture<PublishResult> bad = client.publishAsync(Message.of("bad", "2"));
+        CompletableFuture<PublishResult> good2 = client.publishAsync(Message.of("t", "3"));
+
+        good1.join();
+        good2.join();
+        CompletionException e = assertThrows(CompletionException.class, bad::join);
+        assertInstanceOf(InvalidRequestException.class, e.getCause());
+        assertEquals(3, broker.publishRequests.get(0).getMessagesCount());
+    }
+
+    @Test
+    void givesUpAfterTheRetryDeadline() {
+        broker.validator = m -> Status.UNAVAILABLE.withDescription("no leader yet");
+        HourglassClient client = client(builder().retryDeadline(Duration.ofMillis(300)));
+        long start = System.nanoTime();
+
+        UnavailableException e = assertThrows(UnavailableException.class,
+                () -> client.publish(Message.of("t", "x")));
+
+        assertTrue(e.getMessage().contains("no leader yet"), e.getMessage());
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
+        assertTrue(broker.publishRequests.size() > 1);
+    }
+
+    @Test
+    void unreachableServerIsUnavailable() {
+        HourglassClient client = client(builder("nobody-listens-here:1").retryDeadline(Duration.ofMillis(200)));
+
+        assertThrows(UnavailableException.class, () -> client.publish(Message.of("t", "x")));
+    }
+
+    @Test
+    void closeFlushesPendingAndRefusesNewMessages() {
+        HourglassClient client = builder().linger(Duration.ofSeconds(30)).build();
+        CompletableFuture<PublishResult> pending = client.publishAsync(Message.of("t", "x"));
+
+        client.close();
+
+        assertTrue(pending.isDone() && !pending.isCompletedExceptionally());
+        CompletionException e = assertThrows(CompletionException.class,
+                () -> client.publishAsync(Message.of("t", "y")).join());
+        assertInstanceOf(HourglassClientException.class, e.getCause());
+    }
+
+    @Test
+    void invalidMessagesAreRefusedBeforeSending() {
+        assertThrows(IllegalArgumentException.class, () -> Message.of(" ", "x"));
+        assertThrows(IllegalArgumentException.class,
+                () -> Message.builder("t").delay(Duration.ofSeconds(-1)).build());
+        assertThrows(IllegalArgumentException.class, () -> HourglassClient.builder().servers("localhost"));
+    }
+}
