@@ -25,10 +25,33 @@ class DispatcherLoopTest {
     private DeliveryFixture f;
 
     private void start(Duration poll) {
+        start(poll, DeliveryConfig.DEFAULTS.deleteBatchInterval(), DeliveryConfig.DEFAULTS.ttlSweepInterval());
+    }
+
+    private void start(Duration poll, Duration deleteInterval, Duration ttlSweep) {
         DeliveryConfig d = DeliveryConfig.DEFAULTS;
         f = new DeliveryFixture(dir, new DeliveryConfig(poll, d.consumerQueueSize(), d.inFlightTimeout(),
-                d.deleteBatchInterval(), d.deleteBatchMaxKeys(), d.ttlSweepInterval()), Clock.systemUTC());
+                deleteInterval, d.deleteBatchMaxKeys(), ttlSweep), Clock.systemUTC());
         f.engine.start();
+    }
+
+    @Test
+    void theDeleterFlushesOnItsIntervalWithoutBeingAsked() {
+        start(Duration.ofMillis(50), Duration.ofMillis(100), HOUR);
+        var c = f.subscribe("t", "g");
+        var key = f.publish("t", 0, 0, "m").get(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 1);
+        var confirmed = f.engine.ack(c.consumer, c.drain().get(0).tag());
+        await().atMost(Duration.ofSeconds(10)).until(confirmed::isDone);
+        assertEquals(true, f.store.message(key).isEmpty());
+    }
+
+    @Test
+    void theJanitorSweepsOnItsInterval() {
+        start(HOUR, Duration.ofMillis(100), Duration.ofMillis(100));
+        var key = f.publish("nobody-listens", 0, 200, "short-lived").get(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> f.store.message(key).isEmpty());
+        assertEquals(1, f.engine.metrics().expired.sum());
     }
 
     @AfterEach
