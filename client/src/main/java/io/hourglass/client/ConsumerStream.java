@@ -36,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * call must not be written concurrently); inbound callbacks come serially from gRPC.
  */
 final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
+    /** Trailer in which a follower names the leader when it refuses a subscription. */
+    static final io.grpc.Metadata.Key<String> LEADER_KEY =
+            io.grpc.Metadata.Key.of("hourglass-leader", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+    private volatile String leaderHint;
+
     private static final Logger LOG = LoggerFactory.getLogger(ConsumerStream.class);
 
     /** What the stream reports to its {@link Subscription}. */
@@ -148,7 +153,16 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
     @Override
     public void onError(Throwable t) {
+        io.grpc.Metadata trailers = Status.trailersFromThrowable(t);
+        if (trailers != null) {
+            leaderHint = trailers.get(LEADER_KEY);
+        }
         end(Status.fromThrowable(t));
+    }
+
+    /** The leader a refusing follower named in its trailers, or null. */
+    String leaderHint() {
+        return leaderHint;
     }
 
     @Override

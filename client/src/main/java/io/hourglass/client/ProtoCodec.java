@@ -18,7 +18,10 @@ final class ProtoCodec {
                 .putAllHeaders(message.headers())
                 .setDelayMs(message.delay().toMillis())
                 .setTtlMs(message.ttl().toMillis())
-                .setProducerId(message.producerId())
+                // Every message gets an id the broker deduplicates on, so a retried publish whose
+                // first attempt did commit (a failover, a lost answer) stores the message once.
+                .setProducerId(message.producerId().isEmpty() ? java.util.UUID.randomUUID().toString()
+                        : message.producerId())
                 .build();
     }
 

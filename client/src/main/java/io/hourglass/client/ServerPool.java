@@ -44,11 +44,30 @@ final class ServerPool implements AutoCloseable {
 
     /** Moves off {@code failed} to the next server, unless another caller already did. */
     void failover(Endpoint failed) {
+        failover(failed, null);
+    }
+
+    /**
+     * Moves off {@code failed}: to the server a follower named as leader when it is one of ours,
+     * else to the next one. Returns true when it followed a hint.
+     */
+    boolean failover(Endpoint failed, String leaderHint) {
+        if (leaderHint != null) {
+            for (Endpoint e : endpoints) {
+                if (e.address().toString().equals(leaderHint) && e.index() != failed.index()) {
+                    if (current.compareAndSet(failed.index(), e.index())) {
+                        LOG.info("server {} is not the leader, following it to {}", failed.address(), e.address());
+                    }
+                    return true;
+                }
+            }
+        }
         int next = (failed.index() + 1) % endpoints.size();
         if (current.compareAndSet(failed.index(), next) && endpoints.size() > 1) {
             LOG.info("server {} unavailable, switching to {}", failed.address(),
                     endpoints.get(next).address());
         }
+        return false;
     }
 
     int size() {

@@ -180,11 +180,14 @@ public final class Subscription implements AutoCloseable {
 
     /** Schedules the next stream, or returns why not. Caller holds lock. */
     private HourglassClientException scheduleReconnect(ConsumerStream stream, Status status) {
+        boolean redirected = false;
         if (status.getCode() == Status.Code.UNAVAILABLE) {
-            pool.failover(stream.endpoint());
+            redirected = pool.failover(stream.endpoint(), stream.leaderHint());
         }
         failures++;
-        Duration wait = RetryPolicy.backoff(options.initialBackoff(), options.maxBackoff(), failures);
+        // Told where the leader is: go there at once, the first time.
+        Duration wait = redirected && failures == 1 ? Duration.ZERO
+                : RetryPolicy.backoff(options.initialBackoff(), options.maxBackoff(), failures);
         long down = System.nanoTime() + wait.toNanos() - downSince;
         if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
             String description = StatusMapping.describe(status);

@@ -240,6 +240,16 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return new UnavailableException("replication did not complete: " + e, e);
     }
 
+    @Override
+    public String leaderHint() {
+        try {
+            RaftPeerId leader = server.getDivision(GROUP_ID).getInfo().getLeaderId();
+            return leader == null ? null : grpcAddressOf(leader.toString());
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     /** Part of a group with a known leader (and, when leading, caught up): the readiness probe. */
     public boolean hasLeader() {
         try {
@@ -248,6 +258,26 @@ public final class RaftNode implements Replicator, AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
+     * or fails after {@code timeout}.
+     */
+    public void transferLeadership(String peerId, java.time.Duration timeout) throws IOException {
+        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        }
+    }
+
+    /** Asks this node's state machine to take a snapshot now; returns its index. */
+    public long snapshotNow(java.time.Duration timeout) throws IOException {
+        RaftClientReply reply = client.getSnapshotManagementApi(selfId).create(timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("snapshot failed: " + reply.getException());
+        }
+        return reply.getLogIndex();
     }
 
     /** The client (gRPC) address of a peer, which Ratis does not know: our peers' third port. */

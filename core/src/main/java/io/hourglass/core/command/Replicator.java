@@ -18,4 +18,9 @@ public interface Replicator {
 
     /** Whether this node currently leads the group that orders the commands. */
     boolean isLeader();
+
+    /** The client address of the current leader, when known (for redirecting clients), else null. */
+    default String leaderHint() {
+        return null;
+    }
 }

@@ -28,6 +28,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class StateApplier {
     /** The group name of a deletion that removes the message outright. */
     public static final String ALL_GROUPS = "*";
+    /**
+     * How long a producer id is remembered: a publish retried within this window (measured in leader
+     * stamps) returns the first attempt's message instead of storing a second one. A constant, not
+     * config, because every replica must forget at the same entry.
+     */
+    public static final long DEDUP_WINDOW_MS = 15 * 60_000;
+    private static final int DEDUP_FORGET_PER_ENTRY = 1024;
 
     private final EventStore store;
     private final List<ApplyListener> listeners = new CopyOnWriteArrayList<>();
@@ -101,11 +108,28 @@ public final class StateApplier {
             throw new IllegalStateException("entry " + position + " carries " + put.getMessagesCount() + " messages");
         }
         List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
+        Map<String, EventKey> inThisEntry = new HashMap<>();
         boolean due = false;
+        batch.forgetProducerIdsBefore(stamp - DEDUP_WINDOW_MS, DEDUP_FORGET_PER_ENTRY);
         for (int i = 0; i < put.getMessagesCount(); i++) {
             NewMessage m = put.getMessages(i);
+            String pid = m.getProducerId();
+            if (!pid.isEmpty()) {
+                EventKey earlier = inThisEntry.get(pid);
+                if (earlier == null) {
+                    earlier = store.keyOfProducerId(pid).orElse(null);
+                }
+                if (earlier != null) {
+                    keys.add(earlier); // a retry: answer with the message stored the first time
+                    continue;
+                }
+            }
             long dueAt = stamp + m.getDelayMs();
             EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
+            if (!pid.isEmpty()) {
+                batch.putProducerId(pid, key, stamp);
+                inThisEntry.put(pid, key);
+            }
             StoredMessage stored = StoredMessage.newBuilder()
                     .setTopic(m.getTopic())
                     .setPayload(m.getPayload())

@@ -105,7 +105,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
      */
     public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink) {
         if (!leading) {
-            return CompletableFuture.failedFuture(new NotLeaderException(null));
+            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
         }
         CompletableFuture<?> durable = group.isEmpty() || store.durableGroups(topic).contains(group)
                 ? CompletableFuture.completedFuture(null)
@@ -113,7 +113,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
                         .setRegisterGroup(RegisterGroupCmd.newBuilder().setTopic(topic).setGroup(group)).build());
         return durable.thenApply(done -> {
             if (!leading) {
-                throw new NotLeaderException(null);
+                throw new NotLeaderException(replicator.leaderHint());
             }
             Consumer c = hub.register(topic, group, sink);
             LOG.debug("registered {}", c);

@@ -46,38 +46,66 @@ public final class EventStore implements AutoCloseable {
     }
 
     private final Path dir;
-    private final DBOptions dbOptions;
-    private final ColumnFamilyOptions cfOptions;
-    private final WriteOptions writeOptions;
-    private final RocksDB db;
-    private final List<ColumnFamilyHandle> handles;
-    final ColumnFamilyHandle events;
-    final ColumnFamilyHandle expiry;
-    final ColumnFamilyHandle receipts;
-    final ColumnFamilyHandle meta;
-    final ColumnFamilyHandle rooms;
+    /** Swapped only by {@link #restoreFrom}, under the write lock; every use holds the read lock. */
+    private volatile Db db;
+    private final java.util.concurrent.locks.ReentrantReadWriteLock swap = new java.util.concurrent.locks.ReentrantReadWriteLock();
     /** Topic → durable groups; replaced (never mutated) after each commit that changes it. */
     private final Map<String, Set<String>> registry = new ConcurrentHashMap<>();
     private volatile TermIndex applied;
 
+    /** One open RocksDB with its column families. */
+    static final class Db {
+        final DBOptions dbOptions;
+        final ColumnFamilyOptions cfOptions;
+        final WriteOptions writeOptions;
+        final RocksDB rocks;
+        final List<ColumnFamilyHandle> handles = new ArrayList<>();
+        final ColumnFamilyHandle events;
+        final ColumnFamilyHandle expiry;
+        final ColumnFamilyHandle receipts;
+        final ColumnFamilyHandle meta;
+        final ColumnFamilyHandle rooms;
+        final ColumnFamilyHandle dedup;
+
+        Db(Path dir) throws RocksDBException {
+            dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
+            cfOptions = new ColumnFamilyOptions();
+            // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
+            writeOptions = new WriteOptions().setSync(false);
+            List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+            descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
+            for (String name : COLUMN_FAMILIES) {
+                descriptors.add(new ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfOptions));
+            }
+            rocks = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+            events = handles.get(1);
+            expiry = handles.get(2);
+            receipts = handles.get(3);
+            meta = handles.get(4);
+            rooms = handles.get(5);
+            dedup = handles.get(6);
+        }
+
+        void close() {
+            try {
+                rocks.flushWal(true);
+            } catch (RocksDBException e) {
+                LOG.warn("WAL flush on close failed: {}", e.getMessage());
+            }
+            handles.forEach(ColumnFamilyHandle::close);
+            rocks.close();
+            writeOptions.close();
+            cfOptions.close();
+            dbOptions.close();
+        }
+    }
+
+    /** Column families after the default one, in handle order. */
+    static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup");
+
     private EventStore(Path dir) throws RocksDBException {
         this.dir = dir;
-        this.dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
-        this.cfOptions = new ColumnFamilyOptions();
-        // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
-        this.writeOptions = new WriteOptions().setSync(false);
-        List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
-        for (String name : List.of("events", "expiry", "receipts", "meta", "rooms")) {
-            descriptors.add(new ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfOptions));
-        }
-        this.handles = new ArrayList<>();
-        this.db = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
-        this.events = handles.get(1);
-        this.expiry = handles.get(2);
-        this.receipts = handles.get(3);
-        this.meta = handles.get(4);
-        this.rooms = handles.get(5);
+        this.db = new Db(dir);
         this.applied = readApplied();
         loadRegistry();
     }
@@ -103,18 +131,24 @@ public final class EventStore implements AutoCloseable {
     }
 
     public StoreBatch newBatch() {
-        return new StoreBatch(this);
+        return new StoreBatch(this, db);
     }
 
     /** Writes the batch and the applied position in one atomic RocksDB write. */
     public void commit(StoreBatch batch, TermIndex position) {
+        swap.readLock().lock();
         try {
-            batch.writeBatch().put(meta, APPLIED_KEY,
+            Db d = db;
+            if (batch.db() != d) {
+                throw new StorageException("the store was replaced while a batch was built", null);
+            }
+            batch.writeBatch().put(d.meta, APPLIED_KEY,
                     ByteBuffer.allocate(16).putLong(position.term()).putLong(position.index()).array());
-            db.write(writeOptions, batch.writeBatch());
+            d.rocks.write(d.writeOptions, batch.writeBatch());
         } catch (RocksDBException e) {
             throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
         } finally {
+            swap.readLock().unlock();
             batch.close();
         }
         batch.registryChanges().forEach((topic, groups) -> {
@@ -128,12 +162,12 @@ public final class EventStore implements AutoCloseable {
     }
 
     public Optional<StoredMessage> message(EventKey key) {
-        byte[] value = get(events, key.toBytes());
+        byte[] value = get(d -> d.events, key.toBytes());
         return value == null ? Optional.empty() : Optional.of(parse(value));
     }
 
     public boolean hasReceipt(EventKey key, String group) {
-        return get(receipts, receiptKey(key, group)) != null;
+        return get(d -> d.receipts, receiptKey(key, group)) != null;
     }
 
     /** The durable groups of a topic (empty when it has none). */
@@ -156,34 +190,38 @@ public final class EventStore implements AutoCloseable {
      * snapshot and never touches keys due later (the iterator's upper bound stops it).
      */
     public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
-        scan(events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
+        scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
                 (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
     }
 
     /** Visits the keys of messages whose expiry time is at or before {@code nowMs}. */
     public void scanExpired(long nowMs, java.util.function.Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
-        scan(expiry, new byte[0], end, (k, v) -> visitor.test(
+        scan(d -> d.expiry, new byte[0], end, (k, v) -> visitor.test(
                 EventKey.fromBytes(java.util.Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
     }
 
     /** Visits every stored message in key order (admin and tests; O(store)). */
     public void scanAll(ScanVisitor visitor) {
-        scan(events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+        scan(d -> d.events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
     }
 
     interface RawVisitor {
         boolean visit(byte[] key, byte[] value);
     }
 
-    private void scan(ColumnFamilyHandle cf, byte[] start, byte[] endExclusive, RawVisitor visitor) {
-        Snapshot snapshot = db.getSnapshot();
+    void scan(java.util.function.Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
+              RawVisitor visitor) {
+        swap.readLock().lock();
+        Db d = db;
+        ColumnFamilyHandle cf = family.apply(d);
+        Snapshot snapshot = d.rocks.getSnapshot();
         try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
              Slice upper = endExclusive == null ? null : new Slice(endExclusive)) {
             if (upper != null) {
                 ro.setIterateUpperBound(upper);
             }
-            try (RocksIterator it = db.newIterator(cf, ro)) {
+            try (RocksIterator it = d.rocks.newIterator(cf, ro)) {
                 for (it.seek(start); it.isValid(); it.next()) {
                     if (!visitor.visit(it.key(), it.value())) {
                         break;
@@ -194,34 +232,110 @@ public final class EventStore implements AutoCloseable {
         } catch (RocksDBException e) {
             throw new StorageException("scan failed: " + e.getMessage(), e);
         } finally {
-            db.releaseSnapshot(snapshot);
+            d.rocks.releaseSnapshot(snapshot);
+            swap.readLock().unlock();
         }
     }
 
-    byte[] get(ColumnFamilyHandle cf, byte[] key) {
+    /** Reads one key of a column family chosen by the caller (same package). */
+    byte[] get(java.util.function.Function<Db, ColumnFamilyHandle> family, byte[] key) {
+        swap.readLock().lock();
         try {
-            return db.get(cf, key);
+            return db.rocks.get(family.apply(db), key);
         } catch (RocksDBException e) {
             throw new StorageException("read failed: " + e.getMessage(), e);
+        } finally {
+            swap.readLock().unlock();
         }
     }
 
     /** Flushes memtables to SST files so the applied state no longer depends on the WAL. */
     public void flush() {
+        swap.readLock().lock();
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
-            db.flush(fo, handles);
+            db.rocks.flush(fo, db.handles);
         } catch (RocksDBException e) {
             throw new StorageException("flush failed: " + e.getMessage(), e);
+        } finally {
+            swap.readLock().unlock();
         }
     }
 
     /** Writes a consistent copy of the store to {@code target} (which must not exist). */
     public void checkpoint(Path target) {
-        try (Checkpoint cp = Checkpoint.create(db)) {
+        swap.readLock().lock();
+        try (Checkpoint cp = Checkpoint.create(db.rocks)) {
             cp.createCheckpoint(target.toString());
         } catch (RocksDBException e) {
             throw new StorageException("checkpoint to " + target + " failed: " + e.getMessage(), e);
+        } finally {
+            swap.readLock().unlock();
         }
+    }
+
+    /**
+     * Replaces the whole store with a checkpoint (a follower installing the leader's state).
+     * The checkpoint directory is moved into place; afterwards the store reports the
+     * checkpoint's applied position. Readers wait while the swap runs.
+     */
+    public void restoreFrom(Path checkpoint) {
+        swap.writeLock().lock();
+        try {
+            TermIndex before = applied;
+            db.close();
+            Path old = dir.resolveSibling(dir.getFileName() + ".replaced");
+            deleteRecursively(old);
+            Files.move(dir, old);
+            Files.move(checkpoint, dir);
+            db = new Db(dir);
+            applied = readApplied();
+            registry.clear();
+            loadRegistry();
+            deleteRecursively(old);
+            LOG.info("store {} replaced by a checkpoint: applied {} -> {}", dir, before, applied);
+        } catch (RocksDBException | java.io.IOException e) {
+            throw new StorageException("cannot install checkpoint " + checkpoint + ": " + e.getMessage(), e);
+        } finally {
+            swap.writeLock().unlock();
+        }
+    }
+
+    static void deleteRecursively(Path p) throws java.io.IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (var files = Files.walk(p)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(f);
+            }
+        }
+    }
+
+    /** The key a producer id was stored under, if it was stored since the dedup window began. */
+    public Optional<EventKey> keyOfProducerId(String producerId) {
+        byte[] v = get(d -> d.dedup, dedupKey(producerId));
+        return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(java.util.Arrays.copyOf(v, EventKey.LENGTH)));
+    }
+
+    interface DedupVisitor {
+        boolean visit(long stampMs, String producerId);
+    }
+
+    void scanDedupTimes(long beforeMs, DedupVisitor visitor) {
+        byte[] start = {'t'};
+        byte[] end = ByteBuffer.allocate(9).put((byte) 't').putLong(beforeMs).array();
+        scan(d -> d.dedup, start, end, (k, v) -> visitor.visit(ByteBuffer.wrap(k, 1, 8).getLong(),
+                new String(k, 9, k.length - 9, StandardCharsets.UTF_8)));
+    }
+
+    static byte[] dedupKey(String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + p.length).put((byte) 'p').put(p).array();
+    }
+
+    static byte[] dedupTimeKey(long stampMs, String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
     }
 
     static byte[] receiptKey(EventKey key, String group) {
@@ -246,7 +360,7 @@ public final class EventStore implements AutoCloseable {
     }
 
     private TermIndex readApplied() {
-        byte[] v = get(meta, APPLIED_KEY);
+        byte[] v = get(d -> d.meta, APPLIED_KEY);
         if (v == null) {
             return TermIndex.INITIAL;
         }
@@ -258,7 +372,7 @@ public final class EventStore implements AutoCloseable {
         byte[] prefix = TOPIC_PREFIX.getBytes(StandardCharsets.UTF_8);
         byte[] end = prefix.clone();
         end[end.length - 1]++;
-        scan(meta, prefix, end, (k, v) -> {
+        scan(d -> d.meta, prefix, end, (k, v) -> {
             String topic = new String(k, prefix.length, k.length - prefix.length, StandardCharsets.UTF_8);
             try {
                 registry.put(topic, Set.copyOf(TopicGroups.parseFrom(v).getGroupsList()));
@@ -271,18 +385,12 @@ public final class EventStore implements AutoCloseable {
 
     @Override
     public void close() {
+        swap.writeLock().lock();
         try {
-            db.flushWal(true);
-        } catch (RocksDBException e) {
-            LOG.warn("WAL flush on close of {} failed: {}", dir, e.getMessage());
+            db.close();
+        } finally {
+            swap.writeLock().unlock();
         }
-        for (ColumnFamilyHandle h : handles) {
-            h.close();
-        }
-        db.close();
-        writeOptions.close();
-        cfOptions.close();
-        dbOptions.close();
         LOG.info("closed store {} at applied {}", dir, applied);
     }
 }

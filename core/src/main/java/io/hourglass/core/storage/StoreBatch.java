@@ -15,18 +15,24 @@ import org.rocksdb.WriteBatch;
  */
 public final class StoreBatch implements AutoCloseable {
     private final EventStore store;
+    private final EventStore.Db db;
     private final WriteBatch batch = new WriteBatch();
     private final Map<String, Set<String>> registryChanges = new HashMap<>();
 
-    StoreBatch(EventStore store) {
+    StoreBatch(EventStore store, EventStore.Db db) {
         this.store = store;
+        this.db = db;
+    }
+
+    EventStore.Db db() {
+        return db;
     }
 
     public void putMessage(EventKey key, StoredMessage message) {
         try {
-            batch.put(store.events, key.toBytes(), message.toByteArray());
+            batch.put(db.events, key.toBytes(), message.toByteArray());
             if (message.getExpiresAtMs() > 0) {
-                batch.put(store.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
+                batch.put(db.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
             }
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
@@ -37,11 +43,11 @@ public final class StoreBatch implements AutoCloseable {
     public void deleteMessage(EventKey key, StoredMessage message) {
         try {
             byte[] k = key.toBytes();
-            batch.delete(store.events, k);
+            batch.delete(db.events, k);
             if (message.getExpiresAtMs() > 0) {
-                batch.delete(store.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key));
+                batch.delete(db.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key));
             }
-            batch.deleteRange(store.receipts, k, successor(k));
+            batch.deleteRange(db.receipts, k, successor(k));
         } catch (RocksDBException e) {
             throw new StorageException("batch delete failed", e);
         }
@@ -49,19 +55,45 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putReceipt(EventKey key, String group) {
         try {
-            batch.put(store.receipts, EventStore.receiptKey(key, group), new byte[0]);
+            batch.put(db.receipts, EventStore.receiptKey(key, group), new byte[0]);
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
         }
+    }
+
+    /** Remembers that {@code producerId} was stored as {@code key} at {@code stampMs}. */
+    public void putProducerId(String producerId, EventKey key, long stampMs) {
+        try {
+            batch.put(db.dedup, EventStore.dedupKey(producerId),
+                    java.nio.ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
+            batch.put(db.dedup, EventStore.dedupTimeKey(stampMs, producerId), new byte[0]);
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
+    /** Forgets producer ids remembered before {@code beforeMs}, at most {@code limit} of them. */
+    public int forgetProducerIdsBefore(long beforeMs, int limit) {
+        int[] n = {0};
+        store.scanDedupTimes(beforeMs, (stamp, producerId) -> {
+            try {
+                batch.delete(db.dedup, EventStore.dedupKey(producerId));
+                batch.delete(db.dedup, EventStore.dedupTimeKey(stamp, producerId));
+            } catch (RocksDBException e) {
+                throw new StorageException("batch delete failed", e);
+            }
+            return ++n[0] < limit;
+        });
+        return n[0];
     }
 
     /** Sets the durable groups of a topic (empty removes the topic from the registry). */
     public void putTopicGroups(String topic, Set<String> groups) {
         try {
             if (groups.isEmpty()) {
-                batch.delete(store.meta, EventStore.topicKey(topic));
+                batch.delete(db.meta, EventStore.topicKey(topic));
             } else {
-                batch.put(store.meta, EventStore.topicKey(topic),
+                batch.put(db.meta, EventStore.topicKey(topic),
                         TopicGroups.newBuilder().addAllGroups(groups).build().toByteArray());
             }
         } catch (RocksDBException e) {

@@ -140,6 +140,40 @@ class StateApplierTest {
         assertEquals(List.of(k), apply(delete(k, "late"), 5).deleted());
     }
 
+    private static Command.Builder putWithId(String topic, String producerId, String payload) {
+        return Command.newBuilder().setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder().setTopic(topic)
+                .setPayload(ByteString.copyFromUtf8(payload)).setProducerId(producerId)));
+    }
+
+    private int countMessages() {
+        int[] n = {0};
+        store.scanAll((k, m) -> ++n[0] > 0);
+        return n[0];
+    }
+
+    @Test
+    void aRetriedPublishWithTheSameProducerIdStoresTheMessageOnce() {
+        EventKey first = apply(putWithId("t", "p-1", "once"), 1_000).published().get(0);
+        ApplyResult retry = apply(putWithId("t", "p-1", "once"), 2_000);
+        assertEquals(List.of(first), retry.published(), "the retry answers with the first message's id");
+        Command.Builder twiceInOneEntry = putWithId("t", "p-2", "a");
+        twiceInOneEntry.getPutBuilder().addMessages(NewMessage.newBuilder().setTopic("t").setProducerId("p-2")
+                .setPayload(ByteString.copyFromUtf8("a")));
+        ApplyResult both = apply(twiceInOneEntry, 3_000);
+        assertEquals(both.published().get(0), both.published().get(1));
+        assertEquals(2, countMessages());
+    }
+
+    @Test
+    void producerIdsAreForgottenAfterTheDedupWindow() {
+        EventKey first = apply(putWithId("t", "p-1", "x"), 1_000).published().get(0);
+        long later = 1_000 + StateApplier.DEDUP_WINDOW_MS + 1;
+        apply(put("t", 0, 0, "another"), later);
+        assertTrue(store.keyOfProducerId("p-1").isEmpty(), "forgotten by the next entry after the window");
+        EventKey again = apply(putWithId("t", "p-1", "x"), later + 1).published().get(0);
+        assertTrue(!again.equals(first));
+    }
+
     @Test
     void malformedEntriesFailLoudly() {
         assertThrows(IllegalStateException.class, () -> apply(Command.newBuilder(), 1), "no body");

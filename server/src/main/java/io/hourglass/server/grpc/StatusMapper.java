@@ -1,5 +1,6 @@
 package io.hourglass.server.grpc;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.hourglass.core.InvalidRequestException;
@@ -12,6 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /** The one place where domain exceptions become gRPC statuses. */
 public final class StatusMapper {
+    /** Trailer naming the leader's client address when a node refuses because it does not lead. */
+    public static final Metadata.Key<String> LEADER_KEY = Metadata.Key.of("hourglass-leader", Metadata.ASCII_STRING_MARSHALLER);
     private static final Logger LOG = LoggerFactory.getLogger(StatusMapper.class);
 
     private StatusMapper() {
@@ -26,7 +29,9 @@ public final class StatusMapper {
             return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
         }
         if (e instanceof NotLeaderException nle) {
-            return Status.UNAVAILABLE.withDescription(nle.getMessage()).asRuntimeException();
+            Metadata trailers = new Metadata();
+            nle.leaderHint().ifPresent(hint -> trailers.put(LEADER_KEY, hint));
+            return Status.UNAVAILABLE.withDescription(nle.getMessage()).asRuntimeException(trailers);
         }
         if (e instanceof UnavailableException) {
             return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();

@@ -77,12 +77,12 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             validator.validateTopic(topic);
             validator.validateGroup(group);
         } catch (HourglassException e) {
-            fail(Status.fromThrowable(StatusMapper.toStatus(e)));
+            fail(StatusMapper.toStatus(e));
             return;
         }
         engine.subscribe(topic, group, this).whenComplete((c, error) -> {
             if (error != null) {
-                fail(Status.fromThrowable(StatusMapper.toStatus(error)));
+                fail(StatusMapper.toStatus(error));
                 return;
             }
             consumer = c;
@@ -189,12 +189,16 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     }
 
     private void fail(Status status) {
+        fail(status.asRuntimeException());
+    }
+
+    private void fail(io.grpc.StatusRuntimeException error) {
         synchronized (out) {
             if (ended) {
                 return;
             }
             ended = true;
-            out.onError(status.asRuntimeException());
+            out.onError(error);
         }
         release();
     }
