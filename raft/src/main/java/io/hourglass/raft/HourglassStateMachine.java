@@ -46,6 +46,9 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private final Clock clock;
     private final int maxEntryBytes;
     private final Consumer<Boolean> leadership;
+    private final CheckpointSource checkpoints;
+    /** A downloaded checkpoint that {@link #reinitialize()} swaps in; set by the install, read by Ratis' reload. */
+    private volatile java.nio.file.Path pendingCheckpoint;
     private volatile long lastStamp;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
 
@@ -53,7 +56,9 @@ public final class HourglassStateMachine extends BaseStateMachine {
      * @param leadership told {@code true} once this node leads and has applied everything committed
      *                   before its term, {@code false} when it stops leading
      */
-    public HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, Consumer<Boolean> leadership) {
+    public HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, Consumer<Boolean> leadership,
+                                 CheckpointSource checkpoints) {
+        this.checkpoints = checkpoints;
         this.applier = applier;
         this.clock = clock;
         this.maxEntryBytes = maxEntryBytes;
@@ -91,6 +96,11 @@ public final class HourglassStateMachine extends BaseStateMachine {
             throw new IllegalStateException("reinitialize in state " + lc.getCurrentState() + ", expected PAUSED");
         }
         lc.transition(LifeCycle.State.STARTING);
+        java.nio.file.Path checkpoint = pendingCheckpoint;
+        if (checkpoint != null) {
+            applier.store().restoreFrom(checkpoint);
+            pendingCheckpoint = null;
+        }
         loadAppliedPosition();
         lc.transition(LifeCycle.State.RUNNING);
     }
@@ -178,6 +188,25 @@ public final class HourglassStateMachine extends BaseStateMachine {
     @Override
     public void notifyLeaderReady() {
         leadership.accept(true);
+    }
+
+    /**
+     * This follower is behind the leader's first log entry (wiped, or down while the log was
+     * purged): download the leader's checkpoint. Ratis then pauses us and calls
+     * {@link #reinitialize()}, which swaps the store.
+     */
+    @Override
+    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(
+            org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, TermIndex firstTermIndexInLog) {
+        String leader = roleInfo.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
+        LOG.info("{}: behind the leader's log (first entry {}); fetching a checkpoint from {}",
+                getId(), firstTermIndexInLog, leader);
+        return checkpoints.fetchFrom(leader).thenApply(dir -> {
+            io.hourglass.core.storage.TermIndex at = io.hourglass.core.storage.EventStore.appliedIndexOf(dir);
+            pendingCheckpoint = dir;
+            LOG.info("{}: checkpoint from {} downloaded at applied {}", getId(), leader, at);
+            return TermIndex.valueOf(at.term(), at.index());
+        });
     }
 
     /** The store itself is the snapshot: a position, no files. */

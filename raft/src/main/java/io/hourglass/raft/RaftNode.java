@@ -68,7 +68,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private volatile boolean leaderReady;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
-                    int maxEntryBytes, Consumer<Boolean> leadershipListener) throws IOException {
+                    int maxEntryBytes, Consumer<Boolean> leadershipListener, CheckpointSource checkpoints)
+            throws IOException {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadershipListener = leadershipListener;
@@ -82,7 +83,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
-        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership);
+        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership, checkpoints);
         RaftProperties props = properties(config, maxEntryBytes);
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)

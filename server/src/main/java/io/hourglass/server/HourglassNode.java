@@ -10,6 +10,9 @@ import io.hourglass.raft.RaftNode;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
 import io.hourglass.server.http.HealthHttpServer;
+import io.hourglass.server.replica.CheckpointDownloader;
+import io.hourglass.server.replica.CheckpointService;
+import java.nio.file.Path;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -61,12 +64,16 @@ public final class HourglassNode implements AutoCloseable {
         started.push(store);
         StateApplier applier = new StateApplier(store);
         DeliveryEngine[] engineRef = new DeliveryEngine[1];
+        RaftNode[] raftRef = new RaftNode[1];
+        Path checkpoints = config.dataDir().resolve("checkpoints");
+        CheckpointService.deleteQuietly(checkpoints); // leftovers of an interrupted transfer
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
                 config.limits().maxBatchBytes() + (64 << 10), leads -> {
                     if (engineRef[0] != null) {
                         engineRef[0].setLeading(leads);
                     }
-                });
+                }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> raftRef[0].grpcAddressOf(id)));
+        raftRef[0] = raft;
         engine = new DeliveryEngine(config.delivery(), store, raft, clock);
         engineRef[0] = engine;
         applier.addListener(engine);
@@ -87,6 +94,7 @@ public final class HourglassNode implements AutoCloseable {
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
                 .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
                 .addService(new BrokerService(raft, engine, validator, writer, metrics))
+                .addService(new CheckpointService(store, checkpoints))
                 .build()
                 .start();
         started.push(() -> {

@@ -110,6 +110,15 @@ public final class EventStore implements AutoCloseable {
         loadRegistry();
     }
 
+    /** The applied position recorded in a store directory that is not open (a downloaded checkpoint). */
+    public static TermIndex appliedIndexOf(Path dir) {
+        try (EventStore s = new EventStore(dir)) {
+            return s.applied;
+        } catch (RocksDBException e) {
+            throw new StorageException("cannot read checkpoint " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
     /** Opens (creating if needed) the store in {@code dir}. */
     public static EventStore open(Path dir) {
         try {
