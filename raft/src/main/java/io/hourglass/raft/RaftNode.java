@@ -207,6 +207,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
                     + " bytes exceeds the entry limit of " + maxEntryBytes));
         }
         return client.async().send(Message.valueOf(ByteString.copyFrom(command.toByteArray())))
+                // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
+                .orTimeout(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
                 .handle((reply, error) -> {
                     if (error != null) {
                         throw translate(error);
@@ -233,6 +235,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
         if (e instanceof StateMachineException sme) {
             return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());
+        }
+        if (e instanceof java.util.concurrent.TimeoutException) {
+            return new UnavailableException("not committed within " + config.requestTimeout().toMillis()
+                    + " ms (raft.requestTimeout): the cluster has no leader or no quorum right now", e);
         }
         if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
             return new NotLeaderException(nle.getSuggestedLeader() == null ? null
