@@ -257,6 +257,31 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
+    /**
+     * A leader's lease: a majority (counting itself) answered within 90% of the minimum election
+     * timeout. Each of them received an append after that answer's send time, which restarted its
+     * election timer, so none can have started an election yet and no other leader can exist. The
+     * 10% absorbs clock-rate differences.
+     */
+    @Override
+    public boolean holdsLease() {
+        if (!leaderReady) {
+            return false;
+        }
+        try {
+            var info = server.getDivision(GROUP_ID).getInfo();
+            if (!info.isLeader()) {
+                return false;
+            }
+            var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+            long bound = config.electionTimeoutMin().toMillis() * 9 / 10;
+            long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < bound).count();
+            return (fresh + 1) * 2 > followers.size() + 1;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** Part of a group with a known leader (and, when leading, caught up): the readiness probe. */
     public boolean hasLeader() {
         try {

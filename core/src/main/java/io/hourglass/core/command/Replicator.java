@@ -19,6 +19,15 @@ public interface Replicator {
     /** Whether this node currently leads the group that orders the commands. */
     boolean isLeader();
 
+    /**
+     * Whether this node leads and a majority has heard from it so recently that no other leader
+     * can have been elected meanwhile. A deposed leader that has not noticed yet (partitioned,
+     * paused) must not hand out messages another leader may already have seen acknowledged.
+     */
+    default boolean holdsLease() {
+        return isLeader();
+    }
+
     /** The client address of the current leader, when known (for redirecting clients), else null. */
     default String leaderHint() {
         return null;

@@ -56,7 +56,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics,
-                config.dispatchPollInterval().toMillis(), () -> leading);
+                config.dispatchPollInterval().toMillis(), () -> leading && replicator.holdsLease());
     }
 
     /** Starts the dispatcher loop and the deleter and janitor timers. */
