@@ -56,6 +56,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public static final RaftGroupId GROUP_ID =
             RaftGroupId.valueOf(UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(StandardCharsets.UTF_8)));
 
+    /** Committed entries a follower may still have to apply and count as caught up. */
+    static final long READY_MAX_LAG = 100;
+
     private final RaftConfig config;
     private final RaftPeerId selfId;
     private final RaftGroup group;
@@ -282,34 +285,23 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
-    /** Part of a group with a known leader (and, when leading, caught up): the readiness probe. */
+    /**
+     * Ready to serve (the readiness probe): part of a group with a known leader, and caught up —
+     * a leader once it has applied everything before its term, a follower once it has applied
+     * all but at most {@link #READY_MAX_LAG} of the entries it knows to be committed.
+     */
     public boolean hasLeader() {
         try {
-            var info = server.getDivision(GROUP_ID).getInfo();
-            return info.isLeader() ? leaderReady : info.getLeaderId() != null;
+            var division = server.getDivision(GROUP_ID);
+            var info = division.getInfo();
+            if (info.isLeader()) {
+                return leaderReady;
+            }
+            return info.getLeaderId() != null
+                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG;
         } catch (IOException e) {
             return false;
         }
-    }
-
-    /**
-     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
-     * or fails after {@code timeout}.
-     */
-    public void transferLeadership(String peerId, java.time.Duration timeout) throws IOException {
-        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
-        }
-    }
-
-    /** Asks this node's state machine to take a snapshot now; returns its index. */
-    public long snapshotNow(java.time.Duration timeout) throws IOException {
-        RaftClientReply reply = client.getSnapshotManagementApi(selfId).create(timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("snapshot failed: " + reply.getException());
-        }
-        return reply.getLogIndex();
     }
 
     /** The client (gRPC) address of a peer, which Ratis does not know: our peers' third port. */
