@@ -24,10 +24,13 @@ final class ServerPool implements AutoCloseable {
     record Endpoint(int index, ServerAddress address, ManagedChannel channel) {
     }
 
+    /** Configured servers first; leaders that followers named are appended (copy-on-write). */
     private final List<Endpoint> endpoints;
+    private final ChannelFactory channelFactory;
     private final AtomicInteger current = new AtomicInteger();
 
     ServerPool(List<ServerAddress> servers, ChannelFactory channelFactory) {
+        this.channelFactory = channelFactory;
         if (servers.isEmpty()) {
             throw new IllegalArgumentException("at least one server is required");
         }
@@ -35,7 +38,7 @@ final class ServerPool implements AutoCloseable {
         for (ServerAddress address : servers) {
             opened.add(new Endpoint(opened.size(), address, channelFactory.open(address)));
         }
-        this.endpoints = List.copyOf(opened);
+        this.endpoints = new java.util.concurrent.CopyOnWriteArrayList<>(opened);
     }
 
     Endpoint current() {
@@ -53,13 +56,12 @@ final class ServerPool implements AutoCloseable {
      */
     boolean failover(Endpoint failed, String leaderHint) {
         if (leaderHint != null) {
-            for (Endpoint e : endpoints) {
-                if (e.address().toString().equals(leaderHint) && e.index() != failed.index()) {
-                    if (current.compareAndSet(failed.index(), e.index())) {
-                        LOG.info("server {} is not the leader, following it to {}", failed.address(), e.address());
-                    }
-                    return true;
+            Endpoint leader = endpointFor(leaderHint);
+            if (leader != null && leader.index() != failed.index()) {
+                if (current.compareAndSet(failed.index(), leader.index())) {
+                    LOG.info("server {} is not the leader, following it to {}", failed.address(), leader.address());
                 }
+                return true;
             }
         }
         int next = (failed.index() + 1) % endpoints.size();
@@ -68,6 +70,26 @@ final class ServerPool implements AutoCloseable {
                     endpoints.get(next).address());
         }
         return false;
+    }
+
+    /** The endpoint of a server a follower named, opened and added to the pool if it is new. */
+    private synchronized Endpoint endpointFor(String hint) {
+        for (Endpoint e : endpoints) {
+            if (e.address().toString().equals(hint)) {
+                return e;
+            }
+        }
+        ServerAddress address;
+        try {
+            address = ServerAddress.parse(hint);
+        } catch (IllegalArgumentException e) {
+            LOG.warn("ignoring unreadable leader hint '{}'", hint);
+            return null;
+        }
+        Endpoint added = new Endpoint(endpoints.size(), address, channelFactory.open(address));
+        endpoints.add(added);
+        LOG.info("learned of server {} from a follower's leader hint", address);
+        return added;
     }
 
     int size() {
