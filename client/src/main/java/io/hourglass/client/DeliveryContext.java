@@ -19,6 +19,10 @@ public interface DeliveryContext {
      * Acknowledges the delivery and asks the server to answer once the deletion has committed,
      * after which the message is never delivered to this group again.
      *
+     * <p>Do not block the handler on this future: the answer travels on the same stream as the
+     * deliveries, behind those already buffered for the handler, so a handler that waits for it
+     * with a full buffer waits forever. Chain on it instead ({@code thenRun}, {@code whenComplete}).
+     *
      * @return completes when the server confirms; fails with {@link InvalidRequestException} if
      *     the server refused the ACK, {@link StaleDeliveryException} if the stream had already
      *     ended, {@link UnavailableException} if it ended before the answer came

@@ -24,6 +24,8 @@ import org.slf4j.LoggerFactory;
  * {@link #failPending} fails whatever is still outstanding.
  */
 final class PublishCaller {
+    private static final long MIN_ATTEMPT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     private static final Logger LOG = LoggerFactory.getLogger(PublishCaller.class);
 
     private final ServerPool pool;
@@ -93,7 +95,9 @@ final class PublishCaller {
         }
         pool.failover(endpoint);
         Duration wait = retry.backoff(attempt);
-        if (System.nanoTime() + wait.toNanos() - deadline > 0) {
+        // A retry needs time to get an answer; one that would start at the deadline would only
+        // report DEADLINE_EXCEEDED and hide the real cause.
+        if (System.nanoTime() + wait.toNanos() + MIN_ATTEMPT_NANOS - deadline > 0) {
             String description = StatusMapping.describe(status);
             result.completeExceptionally(new UnavailableException(
                     "no server available within " + retry.deadline().toMillis() + " ms (last error from "

@@ -7,7 +7,8 @@ import java.time.Duration;
  *
  * @param autoReconnect re-open the stream (re-sending {@code init}) when it fails (default on)
  * @param initialBackoff wait before the first reconnect (default 100 ms); doubles per failure
- * @param maxBackoff upper bound of one reconnect wait (default 5 s)
+ * @param maxBackoff upper bound of one reconnect wait (default 1 s: a failover takes a few seconds and
+ *        reconnecting is cheap, so a consumer should not sleep through the new leader's first seconds)
  * @param giveUpAfter end the subscription with {@link UnavailableException} after this long
  *     without a working stream (counted from subscribing or from the last failure of a stream
  *     that had been accepted); zero = never give up (default)
@@ -18,7 +19,7 @@ import java.time.Duration;
 public record SubscribeOptions(boolean autoReconnect, Duration initialBackoff, Duration maxBackoff,
                                Duration giveUpAfter, int maxBuffered, Duration closeTimeout) {
     public static final SubscribeOptions DEFAULT = new SubscribeOptions(true,
-            Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ZERO, 128, Duration.ofSeconds(5));
+            Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ZERO, 128, Duration.ofSeconds(5));
 
     public SubscribeOptions {
         RetryPolicy.requirePositive(initialBackoff, "initialBackoff");

@@ -1,0 +1,145 @@
+package io.hourglass.chaos;
+
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.awaitility.core.ConditionTimeoutException;
+
+/**
+ * The nodes of one Raft group, each a {@link ServerProcess} on loopback. All ports are chosen
+ * before the first node starts, so that every node's {@code --peers} names every voter, and they
+ * stay fixed across restarts. A cluster of one is a standalone node (no {@code --peers}).
+ *
+ * <p>The leader is read from each node's {@code /metrics} gauge {@code hourglass_is_leader}.
+ * Not thread-safe: one test thread drives it. {@link #close()} kills every node that still runs
+ * and deletes its data; the logs stay under the run directory.
+ */
+final class ProcessCluster implements AutoCloseable {
+    private static final Duration POLL = Duration.ofMillis(200);
+    private static final String LEADER_GAUGE = "hourglass_is_leader";
+
+    private final List<ServerProcess> nodes;
+
+    private ProcessCluster(List<ServerProcess> nodes) {
+        this.nodes = List.copyOf(nodes);
+    }
+
+    /** Creates (does not start) {@code size} nodes {@code n1 … nN} in {@code runDir}. */
+    static ProcessCluster create(Distribution distribution, Path runDir, int size) {
+        if (size < 1) {
+            throw new IllegalArgumentException("a cluster needs at least one node: " + size);
+        }
+        List<NodePorts> ports = distinctPorts(size);
+        List<String> peers = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            peers.add(nodeId(i) + "=127.0.0.1:" + ports.get(i).raft() + ":" + ports.get(i).grpc());
+        }
+        List<ServerProcess> nodes = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            nodes.add(ServerProcess.member(distribution, runDir, nodeId(i), ports.get(i),
+                    size == 1 ? List.of() : peers));
+        }
+        return new ProcessCluster(nodes);
+    }
+
+    private static String nodeId(int index) {
+        return "n" + (index + 1);
+    }
+
+    /** Ports of separate {@link NodePorts#allocate()} calls may repeat; a cluster needs them all distinct. */
+    private static List<NodePorts> distinctPorts(int size) {
+        for (int attempt = 0; attempt < 20; attempt++) {
+            List<NodePorts> ports = new ArrayList<>();
+            Set<Integer> seen = new HashSet<>();
+            for (int i = 0; i < size; i++) {
+                NodePorts p = NodePorts.allocate();
+                ports.add(p);
+                seen.addAll(List.of(p.grpc(), p.raft(), p.http()));
+            }
+            if (seen.size() == 3 * size) {
+                return ports;
+            }
+        }
+        throw new IllegalStateException("could not find " + 3 * size + " distinct free ports");
+    }
+
+    List<ServerProcess> nodes() {
+        return nodes;
+    }
+
+    /** Every node's client gRPC address, {@code 127.0.0.1:port}, in node order. */
+    List<String> clientAddresses() {
+        return nodes.stream().map(n -> n.ports().grpcAddress()).toList();
+    }
+
+    /**
+     * Launches every node, then waits until each answers {@code /readyz}: a group member is
+     * ready only once a quorum has elected a leader, so they must all be running first.
+     */
+    void startAll(Duration readyTimeout) {
+        nodes.forEach(ServerProcess::start);
+        nodes.forEach(n -> n.awaitReady(readyTimeout));
+    }
+
+    /**
+     * Waits until exactly one running node reports itself leader and returns it. Killed nodes
+     * are not asked; a node that does not answer counts as not leading.
+     */
+    ServerProcess awaitLeader(Duration timeout) {
+        try {
+            return await("a single leader").atMost(timeout).pollInterval(POLL)
+                    .until(this::soleLeader, Optional::isPresent).orElseThrow();
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("no single leader within " + timeout + "; " + leadershipReport(), e);
+        }
+    }
+
+    private Optional<ServerProcess> soleLeader() {
+        List<ServerProcess> leaders = nodes.stream().filter(ServerProcess::isAlive)
+                .filter(n -> leaderGauge(n).orElse(false)).toList();
+        return leaders.size() == 1 ? Optional.of(leaders.get(0)) : Optional.empty();
+    }
+
+    /** What each node's gauge says right now, for failure messages. */
+    String leadershipReport() {
+        return nodes.stream().map(n -> n.nodeId() + (n.isAlive()
+                        ? " leader=" + leaderGauge(n).map(String::valueOf).orElse("?")
+                        : " down"))
+                .collect(Collectors.joining(", ", "[", "]"));
+    }
+
+    /** The node's {@code hourglass_is_leader} gauge, empty if {@code /metrics} does not answer or lacks it. */
+    static Optional<Boolean> leaderGauge(ServerProcess node) {
+        return node.httpGet("/metrics").flatMap(body -> body.lines()
+                .filter(line -> line.startsWith(LEADER_GAUGE + " "))
+                .findFirst()
+                .map(line -> Double.parseDouble(line.substring(LEADER_GAUGE.length() + 1).strip()) == 1.0));
+    }
+
+    /** Kills every node and deletes its data; the first failure is rethrown after all were tried. */
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        for (ServerProcess node : nodes) {
+            try {
+                node.close();
+            } catch (RuntimeException | AssertionError e) {
+                if (first == null) {
+                    first = new IllegalStateException("could not close every node", e);
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}
