@@ -51,6 +51,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private volatile java.nio.file.Path pendingCheckpoint;
     private volatile long lastStamp;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong snapshotsInstalled = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param leadership told {@code true} once this node leads and has applied everything committed
@@ -100,6 +101,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
         if (checkpoint != null) {
             applier.store().restoreFrom(checkpoint);
             pendingCheckpoint = null;
+            snapshotsInstalled.incrementAndGet();
         }
         loadAppliedPosition();
         lc.transition(LifeCycle.State.RUNNING);
@@ -118,6 +120,11 @@ public final class HourglassStateMachine extends BaseStateMachine {
         snapshotsTaken.incrementAndGet();
         LOG.info("{}: snapshot taken at {} (the store flushed; no files)", getId(), applied);
         return applied.index();
+    }
+
+    /** Checkpoints installed from a leader since this state machine was created. */
+    public long snapshotsInstalled() {
+        return snapshotsInstalled.get();
     }
 
     /** Snapshots taken since this state machine was created (tests, metrics). */

@@ -69,6 +69,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ExecutorService leadershipExecutor;
     private final int maxEntryBytes;
     private volatile boolean leaderReady;
+    private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
                     int maxEntryBytes, Consumer<Boolean> leadershipListener, CheckpointSource checkpoints)
@@ -148,6 +149,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Leadership events come on Ratis threads; handle them in order on our own thread. */
     private void onLeadership(boolean leads) {
+        leaderChanges.incrementAndGet();
         if (leadershipExecutor.isShutdown()) {
             return; // closing: Ratis reports the step-down after we stopped listening
         }
@@ -301,6 +303,42 @@ public final class RaftNode implements Replicator, AutoCloseable {
                     && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG;
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /** Leadership events this node has seen (elections it won or lost, leaders it learned of). */
+    public long leaderChanges() {
+        return leaderChanges.get();
+    }
+
+    /** A point-in-time view of this node's Raft state, for status and metrics. */
+    public record Status(String nodeId, String role, String leaderId, long term, long commitIndex, long appliedIndex,
+                         java.util.Map<String, Long> followerMatchIndex, java.util.Map<String, Long> followerLastContactMs) {
+    }
+
+    public Status status() {
+        try {
+            var division = server.getDivision(GROUP_ID);
+            var info = division.getInfo();
+            java.util.Map<String, Long> match = new java.util.TreeMap<>();
+            java.util.Map<String, Long> contact = new java.util.TreeMap<>();
+            if (info.isLeader()) {
+                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+                long[] indices = info.getFollowerMatchIndices();
+                for (int i = 0; i < followers.size(); i++) {
+                    String id = followers.get(i).getId().getId().toStringUtf8();
+                    contact.put(id, followers.get(i).getLastRpcElapsedTimeMs());
+                    if (i < indices.length) {
+                        match.put(id, indices[i]);
+                    }
+                }
+            }
+            RaftPeerId leader = info.getLeaderId();
+            return new Status(config.nodeId(), info.getCurrentRole().name(), leader == null ? null : leader.toString(),
+                    info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex(), info.getLastAppliedIndex(),
+                    match, contact);
+        } catch (IOException e) {
+            return new Status(config.nodeId(), "UNKNOWN", null, -1, -1, -1, java.util.Map.of(), java.util.Map.of());
         }
     }
 

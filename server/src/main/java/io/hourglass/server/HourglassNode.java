@@ -77,7 +77,10 @@ public final class HourglassNode implements AutoCloseable {
         engine = new DeliveryEngine(config.delivery(), store, raft, clock);
         engineRef[0] = engine;
         applier.addListener(engine);
-        metrics.bind(engine, raft::isLeader);
+        metrics.bind(engine, raft);
+        metrics.bindPeers(raft, config.raft().voters(config.host(), config.grpcPort()).stream()
+                .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(config.raft().nodeId())).toList());
+        started.push(metrics);
         started.push(raft);
         started.push(engine);
         engine.start();
@@ -93,7 +96,7 @@ public final class HourglassNode implements AutoCloseable {
         PublishValidator validator = new PublishValidator(config.limits());
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
                 .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
-                .addService(new BrokerService(raft, engine, validator, writer, metrics))
+                .addService(new BrokerService(new TimedReplicator(raft, metrics), engine, validator, writer, metrics))
                 .addService(new CheckpointService(store, checkpoints))
                 .build()
                 .start();

@@ -3,84 +3,132 @@ package io.hourglass.server;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.delivery.DeliveryMetrics;
 import io.hourglass.core.proto.NewMessage;
+import io.hourglass.raft.RaftNode;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.BooleanSupplier;
+import java.util.function.ToDoubleFunction;
 
 /**
- * The node's counters, rendered in the Prometheus text format for {@code /metrics}. Counters
- * are lock-free adders; rendering reads them without stopping anyone.
+ * The node's metrics in a Micrometer Prometheus registry, scraped on {@code /metrics}. Names get
+ * the {@code hourglass_} prefix; counters end in {@code _total}, timers are in seconds. The
+ * delivery pipeline's counters live in the core as lock-free adders and are read at scrape time;
+ * Raft figures are read from the Ratis division at scrape time too.
  */
-public final class NodeMetrics {
-    private final Map<String, LongAdder> publishedByTopic = new ConcurrentHashMap<>();
-    private final LongAdder publishRequests = new LongAdder();
-    private final LongAdder publishNanos = new LongAdder();
-    private volatile DeliveryEngine engine;
-    private volatile BooleanSupplier leader = () -> false;
+public final class NodeMetrics implements AutoCloseable {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final LongAdder publishedAll = new LongAdder();
+    private final Timer publishLatency;
+    private final Timer proposeLatency;
 
-    void bind(DeliveryEngine engine, BooleanSupplier leader) {
-        this.engine = engine;
-        this.leader = leader;
+    public NodeMetrics() {
+        new JvmMemoryMetrics().bindTo(registry);
+        gc.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        publishLatency = Timer.builder("hourglass.publish.latency").description("Publish request to commit")
+                .publishPercentiles(0.5, 0.99).register(registry);
+        proposeLatency = Timer.builder("hourglass.raft.propose.latency").description("Raft proposal to apply on this node")
+                .publishPercentiles(0.5, 0.99).register(registry);
+    }
+
+    void bind(DeliveryEngine engine, RaftNode raft) {
+        DeliveryMetrics m = engine.metrics();
+        counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
+        counter("hourglass.messages.redelivered", "Deliveries with attempt > 1", m.redelivered);
+        counter("hourglass.messages.expired", "Messages removed because their TTL passed", m.expired);
+        counter("hourglass.consumer.ack", "ACKs accepted", m.acks);
+        counter("hourglass.consumer.nack", "NACKs accepted", m.nacks);
+        io.micrometer.core.instrument.DistributionSummary batchSize = io.micrometer.core.instrument.DistributionSummary
+                .builder("hourglass.delete.batch.size").description("Deletions per committed delete batch")
+                .publishPercentiles(0.5, 0.99).register(registry);
+        m.deleteBatchObserver = batchSize::record;
+        counter("hourglass.delete.failures", "Delete batches that failed and were re-queued", m.deleteFailures);
+        counter("hourglass.dispatch.passes", "Dispatcher passes", m.dispatchPasses);
+        gauge("hourglass.messages.in.flight", "Deliveries awaiting ACK", engine, e -> e.inFlightCount());
+        gauge("hourglass.active.consumers", "Consumers registered on this node", engine, e -> e.hub().size());
+        gauge("hourglass.pending.deletions", "ACKs and expirations waiting for the next delete batch", engine,
+                e -> e.queuedDeletions());
+        gauge("hourglass.is.leader", "1 when this node leads and dispatches", raft, r -> r.isLeader() ? 1 : 0);
+        gauge("hourglass.raft.term", "Current Raft term", raft, r -> r.status().term());
+        gauge("hourglass.raft.commit.index", "Highest log index known committed", raft, r -> r.status().commitIndex());
+        gauge("hourglass.raft.applied.index", "Highest log index applied to the store", raft, r -> r.status().appliedIndex());
+        FunctionCounter.builder("hourglass.raft.leader.changes", raft, RaftNode::leaderChanges)
+                .description("Leadership changes this node saw").register(registry);
+        FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())
+                .description("Snapshots taken (store flushed, log purgeable)").register(registry);
+        FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
+                .description("Leader checkpoints installed by this node").register(registry);
+    }
+
+    /** Registers a follower-lag gauge per peer (the leader reports them; others report 0). */
+    void bindPeers(RaftNode raft, List<String> peerIds) {
+        for (String peer : peerIds) {
+            Gauge.builder("hourglass.raft.follower.lag", raft, r -> {
+                        RaftNode.Status s = r.status();
+                        Long match = s.followerMatchIndex().get(peer);
+                        return match == null ? 0 : Math.max(0, s.commitIndex() - match);
+                    }).tag("follower", peer).description("Entries a follower is behind the leader's commit index")
+                    .register(registry);
+        }
+    }
+
+    private void counter(String name, String help, LongAdder adder) {
+        FunctionCounter.builder(name, adder, LongAdder::doubleValue).description(help).register(registry);
+    }
+
+    private <T> void gauge(String name, String help, T target, ToDoubleFunction<T> f) {
+        Gauge.builder(name, target, f).description(help).register(registry);
     }
 
     public void recordPublish(List<NewMessage> messages, long nanos) {
-        publishRequests.increment();
-        publishNanos.add(nanos);
+        publishLatency.record(nanos, TimeUnit.NANOSECONDS);
         for (NewMessage m : messages) {
-            publishedByTopic.computeIfAbsent(m.getTopic(), t -> new LongAdder()).increment();
+            Counter.builder("hourglass.messages.published").tag("topic", m.getTopic())
+                    .description("Messages committed through Publish on this node").register(registry).increment();
         }
+        publishedAll.add(messages.size());
+    }
+
+    public void recordPropose(long nanos) {
+        proposeLatency.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Records one delivery written to a consumer's stream: dispatch minus enqueue, and minus due. */
+    public void recordDelivery(String topic, long enqueuedAtMs, long dueAtMs, long deliveredAtMs) {
+        Timer.builder("hourglass.delivery.latency").tag("topic", topic).description("Delivered minus enqueued")
+                .register(registry).record(Duration.ofMillis(Math.max(0, deliveredAtMs - enqueuedAtMs)));
+        Timer.builder("hourglass.delivery.lateness").tag("topic", topic).description("Delivered minus due")
+                .register(registry).record(Duration.ofMillis(Math.max(0, deliveredAtMs - dueAtMs)));
     }
 
     public long publishedTotal() {
-        return publishedByTopic.values().stream().mapToLong(LongAdder::sum).sum();
+        return publishedAll.sum();
     }
 
     public String render() {
-        StringBuilder b = new StringBuilder(2048);
-        type(b, "hourglass_messages_published_total", "counter", "Messages committed through Publish on this node");
-        publishedByTopic.forEach((topic, n) ->
-                b.append("hourglass_messages_published_total{topic=\"").append(escape(topic)).append("\"} ").append(n.sum()).append('\n'));
-        counter(b, "hourglass_publish_requests_total", "Publish batches committed", publishRequests.sum());
-        counter(b, "hourglass_publish_latency_seconds_sum", "Total time from Publish to commit", publishNanos.sum() / 1e9);
-        gauge(b, "hourglass_is_leader", "1 when this node leads and dispatches", leader.getAsBoolean() ? 1 : 0);
-        DeliveryEngine e = engine;
-        if (e != null) {
-            DeliveryMetrics m = e.metrics();
-            counter(b, "hourglass_messages_dispatched_total", "Deliveries handed to consumers", m.dispatched.sum());
-            counter(b, "hourglass_messages_redelivered_total", "Deliveries with attempt > 1", m.redelivered.sum());
-            counter(b, "hourglass_messages_expired_total", "Messages removed because their TTL passed", m.expired.sum());
-            counter(b, "hourglass_consumer_ack_total", "ACKs accepted", m.acks.sum());
-            counter(b, "hourglass_consumer_nack_total", "NACKs accepted", m.nacks.sum());
-            counter(b, "hourglass_delete_batches_total", "Delete batches committed", m.deleteBatches.sum());
-            counter(b, "hourglass_delete_batch_keys_total", "Deletions in committed delete batches", m.deleteBatchKeys.sum());
-            counter(b, "hourglass_delete_failures_total", "Delete batches that failed and were re-queued", m.deleteFailures.sum());
-            counter(b, "hourglass_dispatch_passes_total", "Dispatcher passes", m.dispatchPasses.sum());
-            counter(b, "hourglass_delivery_lateness_seconds_sum", "Sum of (delivered - due) over deliveries", m.latenessMsSum.sum() / 1e3);
-            gauge(b, "hourglass_messages_in_flight", "Deliveries awaiting ACK", e.inFlightCount());
-            gauge(b, "hourglass_active_consumers", "Consumers registered on this node", e.hub().size());
-            gauge(b, "hourglass_pending_deletions", "ACKs and expirations waiting for the next delete batch", e.queuedDeletions());
-        }
-        return b.toString();
+        return registry.scrape();
     }
 
-    private static void type(StringBuilder b, String name, String type, String help) {
-        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
-    }
-
-    private static void counter(StringBuilder b, String name, String help, double value) {
-        type(b, name, "counter", help);
-        b.append(name).append(' ').append(value).append('\n');
-    }
-
-    private static void gauge(StringBuilder b, String name, String help, double value) {
-        type(b, name, "gauge", help);
-        b.append(name).append(' ').append(value).append('\n');
-    }
-
-    private static String escape(String s) {
-        return s.replace("\\", "\\\\").replace("\"", "\\\"");
+    @Override
+    public void close() {
+        gc.close();
+        registry.close();
     }
 }

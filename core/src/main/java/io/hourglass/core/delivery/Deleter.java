@@ -105,6 +105,7 @@ final class Deleter {
             if (error == null) {
                 metrics.deleteBatches.increment();
                 metrics.deleteBatchKeys.add(batch.size());
+                metrics.deleteBatchObserver.accept(batch.size());
                 batch.values().forEach(fs -> fs.forEach(f -> f.complete(null)));
                 done.complete(null);
             } else {

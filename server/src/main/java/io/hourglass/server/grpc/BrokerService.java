@@ -136,6 +136,6 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
 
     @Override
     public StreamObserver<SubscribeRequest> subscribe(StreamObserver<SubscribeResponse> out) {
-        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer);
+        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer, metrics);
     }
 }

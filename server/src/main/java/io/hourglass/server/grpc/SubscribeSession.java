@@ -32,13 +32,15 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private final PublishValidator validator;
     private final ServerCallStreamObserver<SubscribeResponse> out;
     private final Executor writer;
+    private final io.hourglass.server.NodeMetrics metrics;
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private volatile Consumer consumer;
     private volatile boolean initialised;
     private volatile boolean ended;
 
     SubscribeSession(DeliveryEngine engine, PublishValidator validator, ServerCallStreamObserver<SubscribeResponse> out,
-                     Executor writer) {
+                     Executor writer, io.hourglass.server.NodeMetrics metrics) {
+        this.metrics = metrics;
         this.engine = engine;
         this.validator = validator;
         this.out = out;
@@ -162,6 +164,8 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
                     return;
                 }
                 out.onNext(SubscribeResponse.newBuilder().setDelivery(toProto(d)).build());
+                metrics.recordDelivery(d.message().getTopic(), d.message().getEnqueuedAtMs(), d.message().getDueAtMs(),
+                        d.deliveredAtMs());
             }
         }
     }
