@@ -63,8 +63,10 @@ final class PublishCaller {
             return;
         }
         ServerPool.Endpoint endpoint = pool.current();
-        long left = Math.max(1, deadline - System.nanoTime());
-        long timeout = Math.min(callTimeout.toNanos(), left);
+        // Every attempt gets the whole call timeout, even near the retry deadline: the server
+        // needs its own request timeout to say why it cannot commit, and that answer is the
+        // useful one (a truncated attempt would only report DEADLINE_EXCEEDED).
+        long timeout = callTimeout.toNanos();
         BrokerGrpc.newStub(endpoint.channel())
                 .withDeadlineAfter(timeout, TimeUnit.NANOSECONDS)
                 .publish(request, new StreamObserver<>() {

@@ -306,6 +306,26 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
+    /**
+     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
+     * or fails after {@code timeout}.
+     */
+    public void transferLeadership(String peerId, java.time.Duration timeout) throws IOException {
+        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        }
+    }
+
+    /** Asks this node's state machine to take a snapshot now; returns its index. */
+    public long snapshotNow(java.time.Duration timeout) throws IOException {
+        RaftClientReply reply = client.getSnapshotManagementApi(selfId).create(timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("snapshot failed: " + reply.getException());
+        }
+        return reply.getLogIndex();
+    }
+
     /** Leadership events this node has seen (elections it won or lost, leaders it learned of). */
     public long leaderChanges() {
         return leaderChanges.get();

@@ -74,7 +74,8 @@ public final class HourglassNode implements AutoCloseable {
                     }
                 }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> raftRef[0].grpcAddressOf(id)));
         raftRef[0] = raft;
-        engine = new DeliveryEngine(config.delivery(), store, raft, clock);
+        TimedReplicator replicator = new TimedReplicator(raft, metrics);
+        engine = new DeliveryEngine(config.delivery(), store, replicator, clock);
         engineRef[0] = engine;
         applier.addListener(engine);
         metrics.bind(engine, raft);
@@ -96,7 +97,7 @@ public final class HourglassNode implements AutoCloseable {
         PublishValidator validator = new PublishValidator(config.limits());
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
                 .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
-                .addService(new BrokerService(new TimedReplicator(raft, metrics), engine, validator, writer, metrics))
+                .addService(new BrokerService(replicator, engine, validator, writer, metrics))
                 .addService(new CheckpointService(store, checkpoints))
                 .build()
                 .start();

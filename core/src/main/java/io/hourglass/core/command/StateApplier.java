@@ -80,6 +80,8 @@ public final class StateApplier {
                 }
                 result = empty(position, stamp);
             }
+            case ROOM -> result = new io.hourglass.core.rooms.RoomApplier(store)
+                    .apply(batch, command.getRoom(), stamp, position);
             default -> {
                 batch.close();
                 throw new IllegalStateException("entry " + position + " holds an unknown command: " + command.getBodyCase());

@@ -30,8 +30,10 @@ final class Deleter {
     private final int maxKeys;
     private final DeliveryMetrics metrics;
     private final Map<Pending, List<CompletableFuture<Void>>> pending = new LinkedHashMap<>();
+    private final java.util.function.BooleanSupplier leading;
 
-    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics) {
+    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics, java.util.function.BooleanSupplier leading) {
+        this.leading = leading;
         this.replicator = replicator;
         this.maxKeys = maxKeys;
         this.metrics = metrics;
@@ -110,9 +112,14 @@ final class Deleter {
                 done.complete(null);
             } else {
                 metrics.deleteFailures.increment();
+                done.completeExceptionally(error);
+                if (!leading.getAsBoolean()) {
+                    // Leadership moved while the batch was out: the new leader owns deletion now.
+                    batch.values().forEach(fs -> fs.forEach(f -> f.completeExceptionally(error)));
+                    return;
+                }
                 LOG.warn("delete batch of {} keys failed, re-queued: {}", batch.size(), error.toString());
                 requeue(batch);
-                done.completeExceptionally(error);
             }
         });
         return done;

@@ -53,7 +53,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.replicator = replicator;
         this.clock = clock;
         this.inFlight = new InFlightTracker(config.inFlightTimeout().toMillis());
-        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics);
+        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics,
                 config.dispatchPollInterval().toMillis(), () -> leading && replicator.holdsLease());

@@ -258,6 +258,49 @@ public final class EventStore implements AutoCloseable {
         }
     }
 
+    /** Receives raw entries of the {@code rooms} column family; returns false to stop the scan. */
+    @FunctionalInterface
+    public interface RoomEntryVisitor {
+        boolean visit(byte[] key, byte[] value);
+    }
+
+    /** One entry of the {@code rooms} column family (whose key layout the rooms package owns). */
+    public Optional<byte[]> roomEntry(byte[] key) {
+        return Optional.ofNullable(get(d -> d.rooms, key));
+    }
+
+    /**
+     * Visits every entry of the {@code rooms} column family in key order, from one consistent
+     * snapshot, and returns the applied position that snapshot holds: the scan shows exactly the
+     * entries up to that index, so a reader can replay later changes without gaps or repeats.
+     */
+    public TermIndex scanRoomEntries(RoomEntryVisitor visitor) {
+        swap.readLock().lock();
+        Db d = db;
+        Snapshot snapshot = d.rocks.getSnapshot();
+        try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot)) {
+            byte[] appliedValue = d.rocks.get(d.meta, ro, APPLIED_KEY);
+            try (RocksIterator it = d.rocks.newIterator(d.rooms, ro)) {
+                for (it.seekToFirst(); it.isValid(); it.next()) {
+                    if (!visitor.visit(it.key(), it.value())) {
+                        break;
+                    }
+                }
+                it.status();
+            }
+            if (appliedValue == null) {
+                return TermIndex.INITIAL;
+            }
+            ByteBuffer b = ByteBuffer.wrap(appliedValue);
+            return new TermIndex(b.getLong(), b.getLong());
+        } catch (RocksDBException e) {
+            throw new StorageException("rooms scan failed: " + e.getMessage(), e);
+        } finally {
+            d.rocks.releaseSnapshot(snapshot);
+            swap.readLock().unlock();
+        }
+    }
+
     /** Flushes memtables to SST files so the applied state no longer depends on the WAL. */
     public void flush() {
         swap.readLock().lock();

@@ -102,6 +102,24 @@ public final class StoreBatch implements AutoCloseable {
         registryChanges.put(topic, new HashSet<>(groups));
     }
 
+    /** Writes one entry of the {@code rooms} column family. */
+    public void putRoomEntry(byte[] key, byte[] value) {
+        try {
+            batch.put(db.rooms, key, value);
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
+    /** Removes one entry of the {@code rooms} column family. */
+    public void deleteRoomEntry(byte[] key) {
+        try {
+            batch.delete(db.rooms, key);
+        } catch (RocksDBException e) {
+            throw new StorageException("batch delete failed", e);
+        }
+    }
+
     /** Durable groups of a topic as this batch will leave them. */
     public Set<String> durableGroups(String topic) {
         Set<String> changed = registryChanges.get(topic);

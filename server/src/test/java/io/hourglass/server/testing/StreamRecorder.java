@@ -14,6 +14,8 @@ public final class StreamRecorder<T> implements StreamObserver<T> {
     private final List<T> values = new CopyOnWriteArrayList<>();
     private volatile Throwable error;
     private volatile boolean completed;
+    /** {@link System#nanoTime()} when the stream ended (error or completion); 0 while open. */
+    private volatile long endedAtNanos;
 
     @Override
     public void onNext(T value) {
@@ -22,11 +24,13 @@ public final class StreamRecorder<T> implements StreamObserver<T> {
 
     @Override
     public void onError(Throwable t) {
+        endedAtNanos = System.nanoTime();
         error = t;
     }
 
     @Override
     public void onCompleted() {
+        endedAtNanos = System.nanoTime();
         completed = true;
     }
 
@@ -45,6 +49,16 @@ public final class StreamRecorder<T> implements StreamObserver<T> {
 
     public boolean completed() {
         return completed;
+    }
+
+    /** Whether the stream has ended, with an error or completed. */
+    public boolean ended() {
+        return error != null || completed;
+    }
+
+    /** {@link System#nanoTime()} when the stream ended; 0 while it is open. */
+    public long endedAtNanos() {
+        return endedAtNanos;
     }
 
     /** Waits until some recorded value matches, and returns it. */

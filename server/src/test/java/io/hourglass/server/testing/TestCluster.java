@@ -84,6 +84,28 @@ public final class TestCluster implements AutoCloseable {
         return nodes.stream().map(TestNode::target).collect(Collectors.joining(","));
     }
 
+    /** Every node's client address as a list, the form {@code HourglassClient.Builder#servers} takes. */
+    public List<String> targetList() {
+        return nodes.stream().map(TestNode::target).toList();
+    }
+
+    /** The nodes that run now (stopped ones left out). */
+    public List<TestNode> running() {
+        return nodes.stream().filter(TestNode::isRunning).toList();
+    }
+
+    /** Waits until a running node other than {@code previous} leads, and returns it. */
+    public TestNode awaitLeaderOtherThan(TestNode previous, Duration atMost) {
+        await("a leader other than " + previous.id()).atMost(atMost)
+                .until(() -> leader().filter(l -> l != previous).isPresent());
+        return leader().orElseThrow();
+    }
+
+    /** Every node's state, one line each: what a failing cluster test prints. */
+    public String describe() {
+        return nodes.stream().map(TestNode::describe).collect(Collectors.joining("\n  ", "cluster:\n  ", ""));
+    }
+
     /** Deletes a stopped node's data directory, so that it must catch up from the others. */
     public void wipe(TestNode node) {
         if (node.isRunning()) {

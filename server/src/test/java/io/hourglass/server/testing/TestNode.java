@@ -3,16 +3,27 @@ package io.hourglass.server.testing;
 import static org.awaitility.Awaitility.await;
 
 import io.hourglass.core.config.Settings;
+import io.hourglass.raft.RaftNode;
 import io.hourglass.server.HourglassNode;
 import io.hourglass.server.config.NodeConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.server.RaftServer;
 
 /**
  * A real node for tests: real Ratis over loopback sockets, real RocksDB in a test directory, real
@@ -20,6 +31,9 @@ import java.util.Map;
  * same address. Always close it (try-with-resources or {@code @AfterEach}).
  */
 public final class TestNode implements AutoCloseable {
+    /** Who this harness is to Ratis' admin API; call ids must be unique per client id. */
+    private final ClientId adminClient = ClientId.randomId();
+    private final AtomicLong adminCalls = new AtomicLong();
     private final Path dataDir;
     private final Map<String, String> settings;
     private HourglassNode node;
@@ -109,6 +123,104 @@ public final class TestNode implements AutoCloseable {
 
     public Path dataDir() {
         return dataDir;
+    }
+
+    /**
+     * Asks this node, which must lead, to hand leadership to {@code target} with Ratis' own
+     * transfer (what {@code hourglass cluster transfer-leader} does); returns once Ratis reports
+     * the transfer done.
+     *
+     * @throws IllegalStateException if Ratis refused or the transfer did not finish in {@code timeout}
+     */
+    public void transferLeadershipTo(TestNode target, Duration timeout) {
+        RaftServer server = node.raft().server();
+        admin("transfer leadership to " + target.id(), () -> server.transferLeadership(new TransferLeadershipRequest(
+                adminClient, server.getId(), RaftNode.GROUP_ID, adminCalls.incrementAndGet(),
+                RaftPeerId.valueOf(target.id()), timeout.toMillis())));
+    }
+
+    /** Makes this node's state machine take a snapshot now (Ratis' snapshot management); returns its index. */
+    public long takeSnapshot(Duration timeout) {
+        RaftServer server = node.raft().server();
+        return admin("snapshot", () -> server.snapshotManagement(SnapshotManagementRequest.newCreate(adminClient,
+                server.getId(), RaftNode.GROUP_ID, adminCalls.incrementAndGet(), timeout.toMillis()))).getLogIndex();
+    }
+
+    /** The first index this node's Raft log still holds: above 0 once a purge removed the start. */
+    public long raftLogStartIndex() {
+        try {
+            return node.raft().server().getDivision(RaftNode.GROUP_ID).getRaftLog().getStartIndex();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private interface AdminCall {
+        RaftClientReply call() throws IOException;
+    }
+
+    private RaftClientReply admin(String what, AdminCall call) {
+        try {
+            RaftClientReply reply = call.call();
+            if (!reply.isSuccess()) {
+                throw new IllegalStateException(id() + ": " + what + " failed: " + reply.getException());
+            }
+            return reply;
+        } catch (IOException e) {
+            throw new IllegalStateException(id() + ": " + what + " failed: " + e, e);
+        }
+    }
+
+    /** Where Ratis keeps this node's log and metadata: {@code <dataDir>/ratis}. */
+    public Path ratisDir() {
+        return dataDir.resolve("ratis");
+    }
+
+    /**
+     * The bytes of every file under {@link #ratisDir()} (apparent sizes, so preallocated log
+     * segments count in full). A file that vanishes while we walk (a purge) counts as zero; a walk
+     * that a purge breaks is started again, a few times at most.
+     */
+    public long ratisDirBytes() {
+        UncheckedIOException last = null;
+        for (int attempt = 0; attempt < 5; attempt++) {
+            try (Stream<Path> files = Files.walk(ratisDir())) {
+                return files.mapToLong(TestNode::sizeOrZero).sum();
+            } catch (NoSuchFileException e) {
+                return 0;
+            } catch (IOException e) {
+                last = new UncheckedIOException(e);
+            } catch (UncheckedIOException e) {
+                last = e;
+            }
+        }
+        throw last;
+    }
+
+    private static long sizeOrZero(Path p) {
+        try {
+            return Files.isRegularFile(p) ? Files.size(p) : 0;
+        } catch (IOException e) {
+            return 0; // purged between listing and stat
+        }
+    }
+
+    /** One line for failure reports: role, applied position, delivery state, snapshots, log size. */
+    public String describe() {
+        HourglassNode n = node;
+        if (n == null) {
+            return id() + ": stopped (data " + dataDir + ")";
+        }
+        try {
+            return id() + ": " + (n.isLeader() ? "LEADER" : "follower") + ", applied " + n.store().appliedIndex()
+                    + ", registry " + n.store().topicRegistry() + ", in flight " + n.engine().inFlightCount()
+                    + ", consumers " + n.engine().hub().size() + ", queued deletions " + n.engine().queuedDeletions()
+                    + ", snapshots taken " + n.raft().stateMachine().snapshotsTaken() + ", installed "
+                    + n.raft().stateMachine().snapshotsInstalled() + ", ratis dir " + ratisDirBytes()
+                    + " bytes, target " + target();
+        } catch (RuntimeException e) {
+            return id() + ": running, state unreadable (" + e + ")";
+        }
     }
 
     public static int freePort() {

@@ -1,0 +1,151 @@
+package io.hourglass.core.rooms;
+
+import io.hourglass.core.command.ApplyResult;
+import io.hourglass.core.proto.RoomCommand;
+import io.hourglass.core.proto.RoomConfigureCmd;
+import io.hourglass.core.proto.RoomGuarantee;
+import io.hourglass.core.proto.RoomMessage;
+import io.hourglass.core.proto.RoomNewMessage;
+import io.hourglass.core.proto.RoomReleaseCmd;
+import io.hourglass.core.proto.RoomSendCmd;
+import io.hourglass.core.proto.StoredRoom;
+import io.hourglass.core.storage.EventKey;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.StoreBatch;
+import io.hourglass.core.storage.TermIndex;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The deterministic apply of {@link RoomCommand}s, called by
+ * {@link io.hourglass.core.command.StateApplier} on the apply thread. It reads only the command, the
+ * entry's stamp and position, and the store, so every replica writes the same bytes.
+ *
+ * <ul>
+ *   <li>send: stores each message under {@code RoomKey.of(room, priority, logIndex, position)};</li>
+ *   <li>release: deletes the released keys from pending; with {@code await_acks} the released message
+ *       becomes the room's in-flight record (whole when at least once, without payload when at most
+ *       once; {@code in_flight_whole} says which, so a new leader redelivers only what it kept whole),
+ *       otherwise the in-flight record is cleared if it is the one the command settles;</li>
+ *   <li>configure: replaces the room's guarantee and ack timeout.</li>
+ * </ul>
+ *
+ * A command naming no room changes nothing (every replica agrees on that); a command of a kind this
+ * version does not know throws, because skipping it would let replicas diverge silently.
+ */
+public final class RoomApplier {
+    private static final Logger LOG = LoggerFactory.getLogger(RoomApplier.class);
+    private final RoomStore rooms;
+
+    public RoomApplier(EventStore store) {
+        this.rooms = new RoomStore(store);
+    }
+
+    public ApplyResult apply(StoreBatch batch, RoomCommand command, long stampMs, TermIndex position) {
+        String room = command.getRoom();
+        RoomChange change;
+        switch (command.getOpCase()) {
+            case SEND -> change = room.isEmpty() ? null : send(batch, room, command.getSend(), stampMs, position);
+            case RELEASE -> change = room.isEmpty() ? null : release(batch, room, command.getRelease(), stampMs);
+            case CONFIGURE -> change = room.isEmpty() ? null : configure(batch, room, command.getConfigure());
+            default -> throw new IllegalStateException("entry " + position + " holds an unknown room command: "
+                    + command.getOpCase());
+        }
+        if (change == null) {
+            LOG.warn("entry {} holds a room command without a room; nothing changed", position);
+        }
+        return new ApplyResult(position, stampMs, List.of(), false, List.of(), List.of(),
+                change == null ? List.of() : List.of(change));
+    }
+
+    private RoomChange send(StoreBatch batch, String room, RoomSendCmd send, long stampMs, TermIndex position) {
+        if (send.getMessagesCount() > EventKey.MAX_MESSAGES_PER_ENTRY) {
+            throw new IllegalStateException("entry " + position + " carries " + send.getMessagesCount()
+                    + " room messages");
+        }
+        List<PendingMessage> sent = new ArrayList<>(send.getMessagesCount());
+        for (int i = 0; i < send.getMessagesCount(); i++) {
+            RoomNewMessage m = send.getMessages(i);
+            RoomKey key = RoomKey.of(room, m.getPriority(), position.index(), i);
+            RoomMessage stored = RoomMessage.newBuilder()
+                    .setId(key.id())
+                    .setRoom(room)
+                    .setProducer(m.getProducer())
+                    .setPriority(m.getPriority())
+                    .setPayload(m.getPayload())
+                    .setSentAtMs(stampMs)
+                    .setSequence(key.sequence())
+                    .build();
+            rooms.putMessage(batch, key, stored);
+            sent.add(PendingMessage.of(key, stored));
+        }
+        return new RoomChange.Sent(room, sent);
+    }
+
+    private RoomChange release(StoreBatch batch, String room, RoomReleaseCmd release, long stampMs) {
+        StoredRoom stored = rooms.room(room);
+        RoomMessage inFlight = stored.hasInFlight() ? stored.getInFlight() : null;
+        List<RoomMessage> released = new ArrayList<>();
+        List<RoomKey> missing = new ArrayList<>();
+        Set<RoomKey> seen = new HashSet<>();
+        boolean lastFromRecord = false;
+        for (var bytes : release.getKeysList()) {
+            RoomKey key;
+            try {
+                key = RoomKey.fromBytes(bytes.toByteArray());
+            } catch (IllegalArgumentException e) {
+                LOG.warn("release in room '{}' names a malformed key; skipped", room);
+                continue;
+            }
+            if (!seen.add(key)) {
+                continue;
+            }
+            Optional<RoomMessage> m = rooms.message(room, key);
+            if (m.isPresent()) {
+                rooms.deleteMessage(batch, key);
+                released.add(m.get());
+                lastFromRecord = false;
+            } else if (inFlight != null && inFlight.getId().equals(key.id())) {
+                released.add(inFlight);
+                lastFromRecord = true;
+            } else {
+                missing.add(key);
+            }
+        }
+        StoredRoom.Builder next = stored.toBuilder();
+        if (!release.getAwaitAcks()) {
+            if (inFlight != null && inFlight.getId().equals(release.getSettles())) {
+                next.clearInFlight().clearReleasedAtMs().clearInFlightWhole();
+            }
+        } else if (!released.isEmpty()) {
+            RoomMessage last = released.get(released.size() - 1);
+            // a message released again from the record is only as whole as the record kept it
+            boolean keepWhole = stored.getGuarantee() == RoomGuarantee.ROOM_AT_LEAST_ONCE
+                    && (!lastFromRecord || stored.getInFlightWhole());
+            next.setInFlight(keepWhole ? last : last.toBuilder().clearPayload().build()).setReleasedAtMs(stampMs)
+                    .setInFlightWhole(keepWhole);
+        }
+        StoredRoom after = next.build();
+        if (!after.equals(stored)) {
+            rooms.putRoom(batch, after);
+        }
+        return new RoomChange.Released(room, release.getTicket(), released, missing, release.getAwaitAcks());
+    }
+
+    private RoomChange configure(StoreBatch batch, String room, RoomConfigureCmd cmd) {
+        StoredRoom stored = rooms.room(room);
+        StoredRoom after = stored.toBuilder()
+                .setGuaranteeValue(cmd.getGuaranteeValue())
+                .setAckTimeoutMs(Math.max(0, cmd.getAckTimeoutMs()))
+                .build();
+        if (!after.equals(stored)) {
+            rooms.putRoom(batch, after);
+        }
+        return new RoomChange.Configured(room, cmd);
+    }
+}

@@ -1,0 +1,41 @@
+package io.hourglass.core.rooms;
+
+import io.hourglass.core.proto.RoomConfigureCmd;
+import io.hourglass.core.proto.RoomMessage;
+import java.util.List;
+
+/**
+ * What applying one room command changed, as told to {@link io.hourglass.core.command.ApplyListener}s
+ * through {@link io.hourglass.core.command.ApplyResult#rooms()}. The room leader follows the
+ * replicated state with these; followers ignore them.
+ */
+public sealed interface RoomChange permits RoomChange.Sent, RoomChange.Released, RoomChange.Configured {
+    String room();
+
+    /** Messages appended to the room's pending queue, in entry order. */
+    record Sent(String room, List<PendingMessage> messages) implements RoomChange {
+        public Sent {
+            messages = List.copyOf(messages);
+        }
+    }
+
+    /**
+     * A release entry was applied.
+     *
+     * @param ticket the proposer's ticket, to recognise its own entry
+     * @param released the messages released, whole (with payload), in entry order
+     * @param missing keys that were neither pending nor the stored in-flight message
+     * @param awaitAcks whether the released message is now the room's in-flight message
+     */
+    record Released(String room, long ticket, List<RoomMessage> released, List<RoomKey> missing, boolean awaitAcks)
+            implements RoomChange {
+        public Released {
+            released = List.copyOf(released);
+            missing = List.copyOf(missing);
+        }
+    }
+
+    /** The room's settings were replaced. */
+    record Configured(String room, RoomConfigureCmd settings) implements RoomChange {
+    }
+}

@@ -1,0 +1,311 @@
+package io.hourglass.core.rooms;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.ToLongFunction;
+import java.util.stream.Stream;
+
+/**
+ * The lock-step gate of one room (ROOMS.md): sync members S with their last-seen times, the ready
+ * set R, async listeners, the pending messages in release order and the in-flight message.
+ *
+ * <p>Pure and deterministic: time comes in as arguments and decisions go out as {@link GateAction}s;
+ * nothing here replicates, delivers or reads a clock. A decision takes effect in the gate at once
+ * (the head leaves pending, R is cleared); the engine replicates it and delivers when committed.
+ *
+ * <p>Invariants, whenever {@link #evaluate} has run after the last change (the engine evaluates after
+ * every send, ack, subscribe, unsubscribe, eviction and housekeeping tick):
+ * <ol>
+ *   <li>R ⊆ S;</li>
+ *   <li>S = ∅ ⇒ pending = ∅ — except while {@link #recovering} after a failover, when a surviving
+ *       backlog waits (until the first sync member is back, or the grace ends) for its members;</li>
+ *   <li>S ≠ ∅ ∧ pending ≠ ∅ ⇒ R ≠ S;</li>
+ *   <li>at most one message awaits acks ({@link #inFlight()}); a released message is never
+ *       overtaken nor queued again (the at-least-once redelivery after a failover goes out first).</li>
+ * </ol>
+ *
+ * <p>Not thread-safe: owned by the engine thread, or by a test.
+ */
+final class RoomGate {
+    private static final long NOT_DELIVERED = Long.MIN_VALUE;
+
+    private final String room;
+    private final long roomHash;
+    private RoomSettings settings;
+    /** S: sync member → last-seen time (ms); join order. */
+    private final Map<ClientId, Long> members = new LinkedHashMap<>();
+    /** R ⊆ S: members ready for the next message. */
+    private final Set<ClientId> ready = new LinkedHashSet<>();
+    private final Set<ClientId> listeners = new LinkedHashSet<>();
+    /** Pending messages in release order (priority, then sequence). */
+    private final TreeMap<RoomKey, PendingMessage> pending = new TreeMap<>();
+    /** At least once: the message in flight when this leader took over; released again before anything else. */
+    private PendingMessage redeliver;
+    /** The last message released to sync members, or null; the only message whose ack counts. */
+    private PendingMessage inFlight;
+    private long deliveredAtMs = NOT_DELIVERED;
+    /** At least once: the store still holds {@link #inFlight} as in flight and nothing will replace it. */
+    private boolean settleDue;
+    /**
+     * After a failover, until the first sync member joins or the clock reaches this, a room without
+     * sync members keeps its backlog.
+     */
+    private long holdUntilMs;
+
+    RoomGate(String room, RoomSettings settings) {
+        this.room = room;
+        this.roomHash = RoomKey.roomHash(room);
+        this.settings = settings;
+    }
+
+    /**
+     * The gate a new leader builds from the replicated state. An at-least-once in-flight message kept
+     * whole ({@code redeliverable}) is released again first; otherwise the in-flight message stays in
+     * flight, never redelivered, so that members that resubscribe saying they hold it gate the room
+     * until they ack it. A room with a backlog keeps it until {@code holdUntilMs} even without sync
+     * members.
+     */
+    static RoomGate recovered(String room, RoomSettings settings, Collection<PendingMessage> pending,
+                              PendingMessage storedInFlight, boolean redeliverable, long nowMs, long holdUntilMs) {
+        RoomGate g = new RoomGate(room, settings);
+        for (PendingMessage m : pending) {
+            g.pending.put(m.key(), m);
+        }
+        if (storedInFlight != null && redeliverable && settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE) {
+            g.redeliver = storedInFlight;
+        } else if (storedInFlight != null) {
+            g.inFlight = storedInFlight;
+            g.deliveredAtMs = nowMs;
+        }
+        if (!g.pending.isEmpty() || g.redeliver != null) {
+            g.holdUntilMs = holdUntilMs;
+        }
+        return g;
+    }
+
+    String room() {
+        return room;
+    }
+
+    RoomSettings settings() {
+        return settings;
+    }
+
+    void configure(RoomSettings newSettings) {
+        settings = newSettings;
+        if (newSettings.guarantee() == DeliveryGuarantee.AT_MOST_ONCE) {
+            settleDue = false; // the next release overwrites the stored marker; nothing to clear
+        }
+    }
+
+    /**
+     * Adds a subscription. A sync member joins S and R, so it neither blocks nor receives the message
+     * in flight — unless it says it holds that message ({@code heldMessageId}, a client resubscribing
+     * after a failover): then it joins unready and the room waits for its ack.
+     */
+    SubscribeOutcome join(ClientId client, SubscriptionMode mode, String heldMessageId, long nowMs) {
+        if (members.containsKey(client) || listeners.contains(client)) {
+            return SubscribeOutcome.ALREADY_SUBSCRIBED;
+        }
+        if (mode == SubscriptionMode.ASYNC) {
+            listeners.add(client);
+        } else {
+            members.put(client, nowMs);
+            holdUntilMs = 0; // a member is back: the room lives by the ordinary rules again
+            if (inFlight == null || heldMessageId == null || !heldMessageId.equals(inFlight.id())) {
+                ready.add(client);
+            }
+        }
+        return SubscribeOutcome.SUBSCRIBED;
+    }
+
+    /** Removes the client's subscription, if any; returns its mode. */
+    Optional<SubscriptionMode> leave(ClientId client) {
+        if (members.remove(client) != null) {
+            ready.remove(client);
+            return Optional.of(SubscriptionMode.SYNC);
+        }
+        return listeners.remove(client) ? Optional.of(SubscriptionMode.ASYNC) : Optional.empty();
+    }
+
+    Optional<SubscriptionMode> modeOf(ClientId client) {
+        if (members.containsKey(client)) {
+            return Optional.of(SubscriptionMode.SYNC);
+        }
+        return listeners.contains(client) ? Optional.of(SubscriptionMode.ASYNC) : Optional.empty();
+    }
+
+    /** An ack counts only from a sync member and only for the in-flight message; it also refreshes last-seen. */
+    AckOutcome ack(ClientId client, String messageId, long nowMs) {
+        if (!members.containsKey(client)) {
+            return AckOutcome.NOT_MEMBER;
+        }
+        if (messageId != null && messageId.startsWith(RoomDelivery.OUT_OF_BAND_PREFIX)) {
+            return AckOutcome.OUT_OF_BAND;
+        }
+        Optional<RoomKey> key = RoomKey.fromId(messageId);
+        if (key.isEmpty() || key.get().roomHash() != roomHash) {
+            return AckOutcome.UNKNOWN_MESSAGE;
+        }
+        if (inFlight == null || !inFlight.key().equals(key.get())) {
+            return AckOutcome.NOT_IN_FLIGHT;
+        }
+        members.put(client, nowMs);
+        return ready.add(client) ? AckOutcome.ACKED : AckOutcome.DUPLICATE;
+    }
+
+    /** A heartbeat: refreshes the member's last-seen time (no-op for non-members). */
+    void touch(ClientId client, long nowMs) {
+        members.computeIfPresent(client, (c, t) -> Math.max(t, nowMs));
+    }
+
+    /** Adds a committed message to pending; false when the gate already knows it. */
+    boolean enqueue(PendingMessage m) {
+        RoomKey k = m.key();
+        if (pending.containsKey(k) || (inFlight != null && inFlight.key().equals(k))
+                || (redeliver != null && redeliver.key().equals(k))) {
+            return false;
+        }
+        pending.put(k, m);
+        return true;
+    }
+
+    /** The in-flight message reached its recipients: its ack deadline starts now. */
+    void markDelivered(RoomKey key, long nowMs) {
+        if (inFlight != null && inFlight.key().equals(key) && deliveredAtMs == NOT_DELIVERED) {
+            deliveredAtMs = nowMs;
+        }
+    }
+
+    /**
+     * The release rule (ROOMS.md). Returns at most one decision, already taken in the gate; one call
+     * after each change is enough, because a decision leaves nothing more to decide until the next change.
+     */
+    Optional<GateAction> evaluate(long nowMs) {
+        if (members.isEmpty()) {
+            return evaluateWithoutMembers(nowMs);
+        }
+        if (ready.size() < members.size()) {
+            return Optional.empty();
+        }
+        PendingMessage head = redeliver != null ? redeliver
+                : pending.isEmpty() ? null : pending.firstEntry().getValue();
+        if (head == null) {
+            if (settleDue) {
+                settleDue = false;
+                return Optional.of(new GateAction.Settle(room, inFlight));
+            }
+            return Optional.empty();
+        }
+        boolean again = head == redeliver;
+        if (again) {
+            redeliver = null;
+        } else {
+            pending.remove(head.key());
+        }
+        ready.clear();
+        inFlight = head;
+        deliveredAtMs = NOT_DELIVERED;
+        settleDue = settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE;
+        return Optional.of(new GateAction.Release(room, head, members.keySet(), listeners, again));
+    }
+
+    private Optional<GateAction> evaluateWithoutMembers(long nowMs) {
+        if (nowMs < holdUntilMs) {
+            return Optional.empty();
+        }
+        holdUntilMs = 0;
+        if (pending.isEmpty() && redeliver == null) {
+            if (settleDue) {
+                settleDue = false;
+                return Optional.of(new GateAction.Settle(room, inFlight));
+            }
+            return Optional.empty();
+        }
+        PendingMessage settles = redeliver != null ? redeliver : inFlight;
+        boolean again = redeliver != null;
+        List<PendingMessage> all = new ArrayList<>(pending.size() + 1);
+        if (again) {
+            all.add(redeliver);
+            redeliver = null;
+        }
+        all.addAll(pending.values());
+        pending.clear();
+        inFlight = null;
+        deliveredAtMs = NOT_DELIVERED;
+        settleDue = false;
+        return Optional.of(new GateAction.Flush(room, all, listeners, settles, again));
+    }
+
+    /** Sync members whose last-seen time is at least their client timeout old. */
+    List<ClientId> silentMembers(long nowMs, ToLongFunction<ClientId> timeoutMs) {
+        List<ClientId> out = new ArrayList<>();
+        members.forEach((c, seen) -> {
+            if (nowMs - seen >= timeoutMs.applyAsLong(c)) {
+                out.add(c);
+            }
+        });
+        return out;
+    }
+
+    /** Sync members that have held the delivered in-flight message unacked for the room's ack timeout. */
+    List<ClientId> overdueMembers(long nowMs) {
+        if (!settings.hasAckTimeout() || inFlight == null || deliveredAtMs == NOT_DELIVERED
+                || nowMs - deliveredAtMs < settings.ackTimeout().toMillis()) {
+            return List.of();
+        }
+        return members.keySet().stream().filter(c -> !ready.contains(c)).toList();
+    }
+
+    /** Whether a surviving backlog is being kept for members to come back after a failover. */
+    boolean recovering(long nowMs) {
+        return nowMs < holdUntilMs;
+    }
+
+    /** Whether the gate holds nothing worth keeping; the engine then forgets it. */
+    boolean isIdle(long nowMs) {
+        return members.isEmpty() && listeners.isEmpty() && pending.isEmpty() && redeliver == null && !settleDue
+                && !recovering(nowMs);
+    }
+
+    /** Pending messages in release order (the redelivery first), skipping {@code offset}. */
+    List<PendingMessage> pendingInOrder(int offset, int limit) {
+        return Stream.concat(Stream.ofNullable(redeliver), pending.values().stream()).skip(offset).limit(limit)
+                .toList();
+    }
+
+    int backlog() {
+        return pending.size() + (redeliver == null ? 0 : 1);
+    }
+
+    /** S with last-seen times, in join order. */
+    Map<ClientId, Long> members() {
+        return java.util.Collections.unmodifiableMap(members);
+    }
+
+    Set<ClientId> ready() {
+        return java.util.Collections.unmodifiableSet(ready);
+    }
+
+    Set<ClientId> listeners() {
+        return java.util.Collections.unmodifiableSet(listeners);
+    }
+
+    /** Every current subscriber, sync then async. */
+    List<ClientId> subscribers() {
+        List<ClientId> all = new ArrayList<>(members.keySet());
+        all.addAll(listeners);
+        return all;
+    }
+
+    Optional<PendingMessage> inFlight() {
+        return Optional.ofNullable(inFlight);
+    }
+}

@@ -1,0 +1,11 @@
+package io.hourglass.core.rooms;
+
+import com.google.protobuf.ByteString;
+import java.util.Objects;
+
+/** One message of a send request: lower priorities are released first, negatives allowed. */
+public record RoomSend(int priority, ByteString payload) {
+    public RoomSend {
+        Objects.requireNonNull(payload, "payload");
+    }
+}

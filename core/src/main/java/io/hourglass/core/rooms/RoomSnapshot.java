@@ -1,0 +1,30 @@
+package io.hourglass.core.rooms;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The state of one room on its leader, as {@link RoomEngine#state} answers it.
+ *
+ * @param backlog pending messages, excluding the one in flight
+ * @param members S, in join order, each with its last-seen time and whether it is in R
+ * @param listeners async subscribers
+ * @param inFlightId the message whose acks the room waits for, if any
+ * @param recovering a surviving backlog is kept for members to resubscribe after a failover
+ */
+public record RoomSnapshot(String room, RoomSettings settings, int backlog, List<Member> members,
+                           List<ClientId> listeners, Optional<String> inFlightId, boolean recovering) {
+    public RoomSnapshot {
+        members = List.copyOf(members);
+        listeners = List.copyOf(listeners);
+    }
+
+    /** A sync member. */
+    public record Member(ClientId clientId, long lastSeenMs, boolean ready) {
+    }
+
+    /** R: the members ready for the next message. */
+    public List<ClientId> ready() {
+        return members.stream().filter(Member::ready).map(Member::clientId).toList();
+    }
+}

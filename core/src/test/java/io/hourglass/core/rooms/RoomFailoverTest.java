@@ -1,0 +1,167 @@
+package io.hourglass.core.rooms;
+
+import static io.hourglass.core.rooms.SubscriptionMode.ASYNC;
+import static io.hourglass.core.rooms.SubscriptionMode.SYNC;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hourglass.core.rooms.RoomsFixture.TestClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * ROOMS.md scenario 18, the replicated part: a new engine over the same store stands for the new
+ * leader. Old sessions end; clients connect again and resubscribe, saying which message they hold.
+ */
+@Timeout(30)
+class RoomFailoverTest {
+    @TempDir
+    Path dir;
+    private RoomsFixture f;
+
+    @BeforeEach
+    void open() {
+        f = new RoomsFixture(dir);
+    }
+
+    @AfterEach
+    void close() {
+        f.close();
+    }
+
+    private TestClient rejoin(String name, String room, String heldMessageId) {
+        TestClient c = f.client(name);
+        assertEquals(SubscribeOutcome.SUBSCRIBED,
+                f.await(f.engine.subscribe(c.id, room, SYNC, heldMessageId)));
+        return c;
+    }
+
+    @Test
+    void atMostOnceTheNewLeaderNeverRedeliversAndWaitsForTheHoldersAcks() {
+        TestClient a = f.join("A", "r", SYNC);
+        TestClient b = f.join("B", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2");
+        String m1 = a.last().messageId();
+        f.failover();
+        assertNotNull(a.closedReason, "the old leader's sessions end");
+        TestClient a2 = rejoin("A2", "r", m1);
+        TestClient b2 = rejoin("B2", "r", m1);
+        assertEquals(Optional.of(m1), f.state("r").inFlightId());
+        assertEquals(List.of(), a2.payloads(), "m1 is not delivered twice");
+        assertEquals(AckOutcome.ACKED, a2.ack("r", m1));
+        assertEquals(List.of(), a2.payloads(), "B2 still holds m1");
+        assertEquals(AckOutcome.ACKED, b2.ack("r", m1));
+        assertEquals(List.of("m2"), a2.payloads());
+        assertEquals(List.of("m2"), b2.payloads());
+    }
+
+    @Test
+    void atMostOnceAHolderThatNeverComesBackIsEvictedAndReleasesTheNextMessage() {
+        TestClient a = f.join("A", "r", SYNC);
+        f.join("B", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2");
+        String m1 = a.last().messageId();
+        f.failover();
+        TestClient a2 = rejoin("A2", "r", m1);
+        TestClient b2 = rejoin("B2", "r", m1);
+        a2.ack("r", m1);
+        for (int i = 0; i < 6; i++) {
+            f.advance(Duration.ofMillis(500));
+            a2.ping();
+        }
+        assertEquals(List.of("ejected r TIMEOUT"), b2.events);
+        assertEquals(List.of("m2"), a2.payloads());
+    }
+
+    @Test
+    void atMostOnceMembersThatHoldNothingJoinReady() {
+        TestClient a = f.join("A", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2");
+        assertEquals(List.of("m1"), a.payloads());
+        f.failover();
+        TestClient a2 = f.join("A2", "r", SYNC);
+        assertEquals(List.of("m2"), a2.payloads(), "the backlog survived; m1 did not come back");
+        assertFalse(a2.last().redelivered());
+    }
+
+    @Test
+    void atLeastOnceTheNewLeaderRedeliversTheInFlightMessageFirst() {
+        f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
+        TestClient a = f.join("A", "r", SYNC);
+        f.send("r", 5, "m1");
+        f.send("r", 9, "m2");
+        assertEquals(List.of("m1"), a.payloads());
+        f.send("r", 0, "urgent");
+        f.failover();
+        TestClient a2 = f.join("A2", "r", SYNC);
+        assertEquals(List.of("m1"), a2.payloads(), "redelivered before the more urgent message");
+        RoomDelivery again = a2.last();
+        assertTrue(again.redelivered());
+        assertTrue(again.ackable());
+        assertEquals(a.last().messageId(), again.messageId(), "same id as before the failover");
+        assertEquals(AckOutcome.ACKED, a2.ackLast());
+        assertEquals(List.of("m1", "urgent"), a2.payloads());
+        a2.ackLast();
+        assertEquals(List.of("m1", "urgent", "m2"), a2.payloads());
+    }
+
+    @Test
+    void aMessageReleasedAtMostOnceIsNotRedeliveredAfterTheRoomTurnsAtLeastOnce() {
+        TestClient a = f.join("A", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2");
+        f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
+        f.failover();
+        TestClient a2 = f.join("A2", "r", SYNC);
+        assertEquals(List.of("m2"), a2.payloads(), "m1 was released at most once: it is not kept, so not resent");
+        assertEquals(List.of("m1"), a.payloads());
+    }
+
+    @Test
+    void atLeastOnceAMessageEveryoneAckedIsSettledAndNotRedelivered() {
+        f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
+        TestClient a = f.join("A", "r", SYNC);
+        f.send("r", 0, "m1");
+        a.ackLast();
+        f.failover();
+        TestClient a2 = f.join("A2", "r", SYNC);
+        f.advance(RoomsFixture.TICK);
+        assertEquals(List.of(), a2.payloads());
+        assertEquals(DeliveryGuarantee.AT_LEAST_ONCE, f.state("r").settings().guarantee());
+    }
+
+    @Test
+    void aSurvivingBacklogWaitsForItsMembersDuringTheGraceThenGoesToListeners() {
+        f.join("A", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2", "m3");
+        f.failover();
+        TestClient n = f.join("N", "r", ASYNC);
+        f.advance(Duration.ofSeconds(5));
+        assertTrue(f.state("r").recovering());
+        assertEquals(2, f.state("r").backlog(), "kept while no sync member is back");
+        assertEquals(List.of(), n.payloads());
+        f.advance(Duration.ofSeconds(6));
+        assertEquals(List.of("m2", "m3"), n.payloads(), "after the grace, rule 1 applies");
+        assertEquals(0, f.state("r").backlog());
+    }
+
+    @Test
+    void aMemberBackWithinTheGraceGetsTheBacklog() {
+        f.join("A", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2", "m3");
+        f.failover();
+        f.advance(Duration.ofSeconds(3));
+        TestClient a2 = f.client("A2").autoAck();
+        a2.subscribe("r", SYNC);
+        assertEquals(List.of("m2", "m3"), a2.payloads());
+        assertFalse(f.state("r").recovering());
+    }
+}
