@@ -72,13 +72,19 @@ public final class StateApplier {
                 }
                 result = empty(position, stamp);
             }
-            case DELETE_GROUP -> {
-                String topic = command.getDeleteGroup().getTopic();
-                Set<String> groups = new HashSet<>(batch.durableGroups(topic));
-                if (groups.remove(command.getDeleteGroup().getGroup())) {
-                    batch.putTopicGroups(topic, groups);
-                }
+            case DELETE_GROUP -> result = applyDeleteGroup(batch, command.getDeleteGroup().getTopic(),
+                    command.getDeleteGroup().getGroup(), stamp, position);
+            case REGISTER_PEER -> {
+                batch.putPeerAddress(command.getRegisterPeer().getId(), command.getRegisterPeer().getGrpcAddress());
                 result = empty(position, stamp);
+            }
+            case PURGE_TOPIC -> {
+                List<EventKey> purged = new ArrayList<>();
+                store.scanTopic(command.getPurgeTopic().getTopic(), (key, m) -> {
+                    batch.deleteMessage(key, m);
+                    return purged.add(key);
+                });
+                result = new ApplyResult(position, stamp, List.of(), false, purged, List.of());
             }
             case ROOM -> result = new io.hourglass.core.rooms.RoomApplier(store)
                     .apply(batch, command.getRoom(), stamp, position);
@@ -103,6 +109,28 @@ public final class StateApplier {
 
     private static ApplyResult empty(TermIndex position, long stamp) {
         return new ApplyResult(position, stamp, List.of(), false, List.of(), List.of());
+    }
+
+    /**
+     * Forgets a durable group: its receipts go, and messages that every remaining group has
+     * acknowledged are removed (they waited only for the deleted group).
+     */
+    private ApplyResult applyDeleteGroup(StoreBatch batch, String topic, String group, long stamp, TermIndex position) {
+        Set<String> groups = new HashSet<>(batch.durableGroups(topic));
+        if (!groups.remove(group)) {
+            return empty(position, stamp);
+        }
+        batch.putTopicGroups(topic, groups);
+        List<EventKey> deleted = new ArrayList<>();
+        store.scanTopic(topic, (key, m) -> {
+            batch.deleteReceipt(key, group);
+            if (!groups.isEmpty() && groups.stream().allMatch(g -> store.hasReceipt(key, g))) {
+                batch.deleteMessage(key, m);
+                deleted.add(key);
+            }
+            return true;
+        });
+        return new ApplyResult(position, stamp, List.of(), false, deleted, List.of());
     }
 
     private ApplyResult applyPut(StoreBatch batch, PutCmd put, long stamp, TermIndex position) {

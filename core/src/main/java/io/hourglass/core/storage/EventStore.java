@@ -390,6 +390,26 @@ public final class EventStore implements AutoCloseable {
         return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
     }
 
+    /** The client address a member registered through the log, if it did. */
+    public Optional<String> peerAddress(String id) {
+        byte[] v = get(d -> d.meta, peerKey(id));
+        return v == null ? Optional.empty() : Optional.of(new String(v, StandardCharsets.UTF_8));
+    }
+
+    static byte[] peerKey(String id) {
+        return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Visits every stored message of one topic (due or not), in key order. */
+    public void scanTopic(String topic, ScanVisitor visitor) {
+        long hash = EventKey.topicHash(topic);
+        byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
+        scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> {
+            var m = parse(v);
+            return !m.getTopic().equals(topic) || visitor.visit(EventKey.fromBytes(k), m);
+        });
+    }
+
     static byte[] receiptKey(EventKey key, String group) {
         byte[] g = group.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(EventKey.LENGTH + g.length).put(key.toBytes()).put(g).array();

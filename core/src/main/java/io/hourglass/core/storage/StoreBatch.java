@@ -87,6 +87,22 @@ public final class StoreBatch implements AutoCloseable {
         return n[0];
     }
 
+    public void putPeerAddress(String id, String grpcAddress) {
+        try {
+            batch.put(db.meta, EventStore.peerKey(id), grpcAddress.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
+    public void deleteReceipt(EventKey key, String group) {
+        try {
+            batch.delete(db.receipts, EventStore.receiptKey(key, group));
+        } catch (RocksDBException e) {
+            throw new StorageException("batch delete failed", e);
+        }
+    }
+
     /** Sets the durable groups of a topic (empty removes the topic from the registry). */
     public void putTopicGroups(String topic, Set<String> groups) {
         try {

@@ -175,6 +175,41 @@ class StateApplierTest {
     }
 
     @Test
+    void purgeRemovesEveryMessageOfTheTopicOnly() {
+        apply(put("t", 0, 0, "a", "b"), 1);
+        apply(put("t", 60_000, 1_000, "later"), 2);
+        EventKey other = apply(put("u", 0, 0, "keep"), 3).published().get(0);
+        ApplyResult r = apply(Command.newBuilder().setPurgeTopic(io.hourglass.core.proto.PurgeTopicCmd.newBuilder().setTopic("t")), 4);
+        assertEquals(3, r.deleted().size());
+        assertEquals(1, countMessages());
+        assertTrue(store.message(other).isPresent());
+        List<EventKey> expiring = new ArrayList<>();
+        store.scanExpired(Long.MAX_VALUE - 1, expiring::add);
+        assertTrue(expiring.isEmpty(), "expiry entries purged with their messages");
+    }
+
+    @Test
+    void deletingAGroupReleasesMessagesThatOnlyItStillHeld() {
+        apply(register("t", "a"), 1);
+        apply(register("t", "b"), 2);
+        EventKey ackedByA = apply(put("t", 0, 0, "m1"), 3).published().get(0);
+        EventKey ackedByNone = apply(put("t", 0, 0, "m2"), 4).published().get(0);
+        apply(delete(ackedByA, "a"), 5);
+        ApplyResult r = apply(Command.newBuilder().setDeleteGroup(
+                io.hourglass.core.proto.DeleteGroupCmd.newBuilder().setTopic("t").setGroup("b")), 6);
+        assertEquals(List.of(ackedByA), r.deleted());
+        assertTrue(store.message(ackedByNone).isPresent(), "group a has not acknowledged it");
+        assertEquals(java.util.Set.of("a"), store.durableGroups("t"));
+    }
+
+    @Test
+    void peerAddressesAreReplicated() {
+        apply(Command.newBuilder().setRegisterPeer(io.hourglass.core.proto.RegisterPeerCmd.newBuilder()
+                .setId("n4").setGrpcAddress("10.0.0.4:7070")), 1);
+        assertEquals(java.util.Optional.of("10.0.0.4:7070"), store.peerAddress("n4"));
+    }
+
+    @Test
     void malformedEntriesFailLoudly() {
         assertThrows(IllegalStateException.class, () -> apply(Command.newBuilder(), 1), "no body");
         assertThrows(IllegalStateException.class,
