@@ -31,12 +31,13 @@ final class ShippedConfigTest {
     /** The keys the server reads (its package-private {@code KnownKeys.ALL}), written out as the spec. */
     private static final Set<String> SERVER_KEYS = Set.of(
             "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
-            "raft.port", "cluster.peers", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
+            "raft.port", "cluster.peers", "cluster.join", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
             "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
             "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
-            "limits.maxBatchMessages", "limits.maxBatchBytes");
+            "limits.maxBatchMessages", "limits.maxBatchBytes",
+            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace");
 
     /** A documented key: {@code #key=default}, the key starting with a lower-case letter and holding a dot. */
     private static final Pattern COMMENTED_KEY = Pattern.compile("#([a-z][A-Za-z]*\\.[A-Za-z.]+)=(.*)");
@@ -78,6 +79,7 @@ final class ShippedConfigTest {
         assertEquals(defaults.raft(), shipped.raft(), "node.id, cluster.peers and raft.*");
         assertEquals(defaults.delivery(), shipped.delivery(), "delivery.*");
         assertEquals(defaults.limits(), shipped.limits(), "limits.*");
+        assertEquals(defaults.rooms(), shipped.rooms(), "rooms.*");
     }
 
     /** Every {@code #key=default} line, in file order; fails on a key documented twice. */

@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HourglassCommand.Version.class,
         description = "Publish to, consume from and administer an Hourglass cluster.",
-        subcommands = {PublishCommand.class, ConsumeCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
+            CommandLine.HelpCommand.class},
         footerHeading = "%nEnvironment:%n",
         footer = {"  HOURGLASS_SERVERS   default for --servers",
             "  HOURGLASS_LOG_LEVEL client log level on stderr (default OFF; --verbose: INFO)"},
@@ -95,7 +96,7 @@ public final class HourglassCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: publish or consume");
+                "missing subcommand: publish, consume or room");
     }
 
     boolean verbose() {

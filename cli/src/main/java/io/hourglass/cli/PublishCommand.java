@@ -128,7 +128,7 @@ final class PublishCommand implements Callable<Integer> {
         try {
             return Message.builder(topic).payload(body).headers(headers).delay(delay).ttl(ttl).build();
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e, null, null);
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
         }
     }
 

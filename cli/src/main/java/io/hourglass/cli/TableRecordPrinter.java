@@ -71,8 +71,8 @@ final class TableRecordPrinter implements RecordPrinter {
         }
         return switch (column.kind()) {
             case TEXT -> printable(value.toString());
-            case TIME -> value instanceof Number n && n.longValue() > 0
-                    ? TIME.format(Instant.ofEpochMilli(n.longValue())) : "-";
+            case TIME -> time(value);
+            case CUSTOM -> printable(column.format().apply(value));
             case MAP -> value instanceof Map<?, ?> m && !m.isEmpty()
                     ? new TreeMap<>(m).entrySet().stream()
                             .map(e -> e.getKey() + "=" + e.getValue())
@@ -80,6 +80,11 @@ final class TableRecordPrinter implements RecordPrinter {
                             .collect(Collectors.joining(","))
                     : "-";
         };
+    }
+
+    static String time(Object value) {
+        return value instanceof Number n && n.longValue() > 0
+                ? TIME.format(Instant.ofEpochMilli(n.longValue())) : "-";
     }
 
     /** Keeps one record on one line: control characters are shown escaped. */

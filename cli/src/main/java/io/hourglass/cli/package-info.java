@@ -2,7 +2,7 @@
  * The {@code hourglass} command line (Picocli).
  *
  * <pre>
- *  Main ─▶ HourglassCommand.newCommandLine ─▶ publish | consume
+ *  Main ─▶ HourglassCommand.newCommandLine ─▶ publish | consume | room send|join|peek|state|configure
  *             │ global options (--servers, --output, --deadline, --verbose)
  *             │ ClientFactory ─▶ HourglassClient          RecordPrinter ─▶ table | json
  *             └ ErrorReporter (one line on stderr) ─▶ ExitCodes (the one exit-code mapping)

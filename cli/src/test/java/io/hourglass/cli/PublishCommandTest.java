@@ -129,6 +129,9 @@ class PublishCommandTest {
         assertEquals(ExitCodes.USAGE, Cli.run(broker, "publish", "t", "x", "--count", "0").exitCode());
         assertEquals(ExitCodes.USAGE, Cli.run(broker, "publish", "t", "x", "--bogus").exitCode());
         assertEquals(ExitCodes.USAGE, Cli.run(broker, "publish", "t", "x", "--header", "novalue").exitCode());
+        Cli.Result blank = Cli.run(broker, "publish", " ", "x");
+        assertEquals(ExitCodes.USAGE, blank.exitCode(), "a blank topic is refused before anything is sent: " + blank.err());
+        assertEquals(1, blank.errLines().size(), blank.err());
         assertEquals(ExitCodes.USAGE, Cli.run(broker, "publish").exitCode());
         assertEquals(ExitCodes.USAGE, Cli.run(broker, "--output", "xml", "publish", "t", "x").exitCode());
         assertEquals(ExitCodes.USAGE, Cli.runWith(Cli.IN_PROCESS, "", "--servers", "nohost", "publish", "t", "x").exitCode());

@@ -19,7 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Hourglass Java client: publishes messages and subscribes to topics.
+ * The Hourglass Java client: publishes messages and subscribes to topics; {@link #rooms()}
+ * sends to and joins lock-step rooms.
  *
  * <p>One channel per configured server; requests stick to one server and move to the next when
  * it answers {@code UNAVAILABLE} (not the leader, no leader yet, down). Publishes are retried on
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * their futures with, {@link HourglassClientException} subtypes: {@link InvalidRequestException},
  * {@link UnavailableException}, or the base type for anything else. Futures complete on gRPC or
  * client threads: do not block in their dependent stages. {@link #close()} flushes pending
- * publishes (waiting up to the close timeout), closes subscriptions, then the channels.
+ * publishes (waiting up to the close timeout), closes subscriptions and room sessions, then the
+ * channels.
  */
 public final class HourglassClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HourglassClient.class);
@@ -41,6 +43,7 @@ public final class HourglassClient implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final PublishCaller caller;
     private final PublishBatcher batcher;
+    private final RoomClient rooms;
     private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger subscriptionCount = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -57,6 +60,8 @@ public final class HourglassClient implements AutoCloseable {
         this.pool = new ServerPool(servers, b.channelFactory);
         this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer);
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
+        this.rooms = new RoomClient(pool,
+                new RoomCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
     }
 
     public static Builder builder() {
@@ -135,6 +140,14 @@ public final class HourglassClient implements AutoCloseable {
         return subscription;
     }
 
+    /**
+     * Lock-step rooms: send, peek, state, metrics, configure, and sessions that join rooms. Shares
+     * this client's servers, retry policy and call timeout; closed with it.
+     */
+    public RoomClient rooms() {
+        return rooms;
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -143,6 +156,7 @@ public final class HourglassClient implements AutoCloseable {
         for (Subscription subscription : new ArrayList<>(subscriptions)) {
             subscription.close();
         }
+        rooms.close();
         try {
             batcher.close().get(closeTimeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException e) {

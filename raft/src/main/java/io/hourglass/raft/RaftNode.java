@@ -68,6 +68,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final Consumer<Boolean> leadershipListener;
     private final ExecutorService leadershipExecutor;
     private final int maxEntryBytes;
+    private final RaftProperties properties;
+    private final io.hourglass.core.storage.EventStore store;
     private volatile boolean leaderReady;
     private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
 
@@ -89,9 +91,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership, checkpoints);
         RaftProperties props = properties(config, maxEntryBytes);
+        this.properties = props;
+        this.store = applier.store();
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
-                .setGroup(group)
+                // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
+                .setGroup(config.join() ? null : group)
                 .setProperties(props)
                 .setStateMachine(stateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
@@ -362,10 +367,71 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
-    /** The client (gRPC) address of a peer, which Ratis does not know: our peers' third port. */
+    /**
+     * The client (gRPC) address of a peer, which Ratis does not know: from the replicated peer
+     * registry (members added at run time), else from this node's configured peer list.
+     */
     public String grpcAddressOf(String peerId) {
-        return config.peers().stream().filter(p -> p.id().equals(peerId)).map(RaftConfig.Peer::grpcAddress)
-                .findFirst().orElse(null);
+        return store.peerAddress(peerId).orElseGet(() -> config.peers().stream().filter(p -> p.id().equals(peerId))
+                .map(RaftConfig.Peer::grpcAddress).findFirst().orElse(null));
+    }
+
+    /** A voter: its id and Raft address. */
+    public record Member(String id, String raftAddress) {
+    }
+
+    /** The voters of the current configuration. */
+    public List<Member> members() throws IOException {
+        return currentPeers().stream().map(p -> new Member(p.getId().toString(), p.getAddress())).toList();
+    }
+
+    private List<RaftPeer> currentPeers() throws IOException {
+        return List.copyOf(server.getDivision(GROUP_ID).getRaftConf().getCurrentPeers());
+    }
+
+    /**
+     * Adds a voter: creates the group on the new node (started empty with --join), then commits
+     * the new configuration; Ratis lets the new node catch up before it counts for the quorum.
+     *
+     * @throws IllegalArgumentException when the id is already a member
+     */
+    public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
+        List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
+        if (peers.stream().anyMatch(p -> p.getId().toString().equals(id))) {
+            throw new IllegalArgumentException(id + " is already a member of the cluster");
+        }
+        RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
+        peers.add(added);
+        try (RaftClient toNew = RaftClient.newBuilder().setProperties(properties)
+                .setRaftGroup(RaftGroup.valueOf(GROUP_ID, added)).setClientId(ClientId.randomId())
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
+                        TimeDuration.valueOf(500, TimeUnit.MILLISECONDS))).build()) {
+            RaftClientReply created = toNew.getGroupManagementApi(added.getId()).add(RaftGroup.valueOf(GROUP_ID, peers));
+            if (!created.isSuccess()) {
+                throw new IOException("node " + id + " at " + added.getAddress() + " refused the group: " + created.getException());
+            }
+        } catch (org.apache.ratis.protocol.exceptions.AlreadyExistsException e) {
+            LOG.info("{}: {} already has the group", config.nodeId(), id);
+        }
+        return setVoters(peers);
+    }
+
+    /** Removes a voter that is not the leader (transfer leadership first). */
+    public List<Member> removeVoter(String id) throws IOException {
+        List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
+        if (!peers.removeIf(p -> p.getId().toString().equals(id))) {
+            throw new IllegalArgumentException(id + " is not a member of the cluster");
+        }
+        return setVoters(peers);
+    }
+
+    private List<Member> setVoters(List<RaftPeer> peers) throws IOException {
+        RaftClientReply reply = client.admin().setConfiguration(peers);
+        if (!reply.isSuccess()) {
+            throw new IOException("configuration change failed: " + reply.getException());
+        }
+        LOG.info("{}: voters are now {}", config.nodeId(), peers);
+        return peers.stream().map(p -> new Member(p.getId().toString(), p.getAddress())).toList();
     }
 
     public String nodeId() {

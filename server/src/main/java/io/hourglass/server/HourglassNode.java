@@ -5,10 +5,13 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
+import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
 import io.hourglass.server.replica.CheckpointDownloader;
 import io.hourglass.server.replica.CheckpointService;
@@ -21,13 +24,15 @@ import java.util.Deque;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A Hourglass node: the composition root. Components start in dependency order — store, Raft,
- * delivery, gRPC, HTTP — and {@link #close()} stops them in reverse, as the SIGTERM hook does.
+ * delivery and rooms engines, gRPC, HTTP — and {@link #close()} stops them in reverse, as the
+ * SIGTERM hook does. Both engines follow Raft leadership through one callback.
  */
 public final class HourglassNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HourglassNode.class);
@@ -37,6 +42,7 @@ public final class HourglassNode implements AutoCloseable {
     private final NodeMetrics metrics = new NodeMetrics();
     private EventStore store;
     private DeliveryEngine engine;
+    private RoomEngine rooms;
     private RaftNode raft;
     private Server grpc;
     private HealthHttpServer http;
@@ -64,6 +70,7 @@ public final class HourglassNode implements AutoCloseable {
         started.push(store);
         StateApplier applier = new StateApplier(store);
         DeliveryEngine[] engineRef = new DeliveryEngine[1];
+        RoomEngine[] roomsRef = new RoomEngine[1];
         RaftNode[] raftRef = new RaftNode[1];
         Path checkpoints = config.dataDir().resolve("checkpoints");
         CheckpointService.deleteQuietly(checkpoints); // leftovers of an interrupted transfer
@@ -72,19 +79,28 @@ public final class HourglassNode implements AutoCloseable {
                     if (engineRef[0] != null) {
                         engineRef[0].setLeading(leads);
                     }
+                    if (roomsRef[0] != null) {
+                        roomsRef[0].setLeading(leads);
+                    }
                 }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> raftRef[0].grpcAddressOf(id)));
         raftRef[0] = raft;
         TimedReplicator replicator = new TimedReplicator(raft, metrics);
         engine = new DeliveryEngine(config.delivery(), store, replicator, clock);
         engineRef[0] = engine;
         applier.addListener(engine);
+        rooms = new RoomEngine(config.rooms(), config.limits(), store, replicator, clock);
+        roomsRef[0] = rooms;
+        applier.addListener(rooms);
         metrics.bind(engine, raft);
         metrics.bindPeers(raft, config.raft().voters(config.host(), config.grpcPort()).stream()
                 .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(config.raft().nodeId())).toList());
         started.push(metrics);
         started.push(raft);
         started.push(engine);
+        AutoCloseable closeRooms = closeOnce(rooms);
+        started.push(closeRooms);
         engine.start();
+        rooms.start();
         raft.start();
 
         AtomicInteger writerThreads = new AtomicInteger();
@@ -95,14 +111,31 @@ public final class HourglassNode implements AutoCloseable {
         });
         started.push(() -> writer.shutdownNow());
         PublishValidator validator = new PublishValidator(config.limits());
+        AdminService admin = new AdminService(raft, replicator, store, engine, validator, clock,
+                config.host() + ":" + config.grpcPort());
+        started.push(admin);
+        String self = config.host() + ":" + config.grpcPort();
+        RoomsService roomsService = new RoomsService(rooms, writer, config.delivery().consumerQueueSize(),
+                config.rooms().clientTimeout(), () -> {
+                    String hint = replicator.leaderHint();
+                    return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
+                });
+        metrics.bindRooms(rooms, roomsService);
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
                 .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
                 .addService(new BrokerService(replicator, engine, validator, writer, metrics))
+                .addService(roomsService)
                 .addService(new CheckpointService(store, checkpoints))
+                .addService(admin)
                 .build()
                 .start();
         started.push(() -> {
+            // The rooms engine stops before the server, out of stack order on purpose: its sessions then
+            // end as "node shutting down". Were the streams cut first, each would reach the engine as its
+            // client leaving, and a room left without members would drop its replicated backlog.
+            closeRooms.close();
             grpc.shutdown();
+            roomsService.endSessions("the node is shutting down"); // any the engine did not know yet
             if (!grpc.awaitTermination(3, TimeUnit.SECONDS)) {
                 grpc.shutdownNow();
             }
@@ -111,6 +144,16 @@ public final class HourglassNode implements AutoCloseable {
         http.start();
         started.push(http);
         LOG.info("node {} serving gRPC on {} and HTTP on {}", config.raft().nodeId(), grpc.getPort(), http.port());
+    }
+
+    /** Closes {@code c} on the first call only. */
+    private static AutoCloseable closeOnce(AutoCloseable c) {
+        AtomicBoolean closed = new AtomicBoolean();
+        return () -> {
+            if (closed.compareAndSet(false, true)) {
+                c.close();
+            }
+        };
     }
 
     public int grpcPort() {
@@ -131,6 +174,10 @@ public final class HourglassNode implements AutoCloseable {
 
     public DeliveryEngine engine() {
         return engine;
+    }
+
+    public RoomEngine rooms() {
+        return rooms;
     }
 
     public EventStore store() {

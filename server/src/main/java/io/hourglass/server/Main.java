@@ -36,6 +36,8 @@ public final class Main implements Callable<Integer> {
     Integer httpPort;
     @Option(names = "--peers", description = "every voter: id=host:raftPort:grpcPort,... (default: standalone)")
     String peers;
+    @Option(names = "--join", description = "start empty and wait to be added with 'hourglass cluster add-node'")
+    boolean join;
 
     private final CountDownLatch stopped = new CountDownLatch(1);
 
@@ -61,6 +63,9 @@ public final class Main implements Callable<Integer> {
         put(flags, "raft.port", raftPort);
         put(flags, "http.port", httpPort);
         put(flags, "cluster.peers", peers);
+        if (join) {
+            flags.put("cluster.join", "true");
+        }
         NodeConfig nodeConfig = NodeConfig.from(ConfigLoader.load(config, System.getenv(), flags));
         // Before the first log line: the logging pattern prints the node id on every line.
         System.setProperty("hourglass.node.id", nodeConfig.raft().nodeId());

@@ -3,7 +3,10 @@ package io.hourglass.server;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.delivery.DeliveryMetrics;
 import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.rooms.RoomCounters;
+import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.server.grpc.RoomsService;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -75,6 +78,32 @@ public final class NodeMetrics implements AutoCloseable {
                 .description("Snapshots taken (store flushed, log purgeable)").register(registry);
         FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
                 .description("Leader checkpoints installed by this node").register(registry);
+    }
+
+    /** The lock-step rooms engine's counters ({@code hourglass_room_*}) and the Session streams of this node. */
+    void bindRooms(RoomEngine engine, RoomsService service) {
+        RoomCounters c = engine.counters();
+        counter("hourglass.room.messages.sent", "Messages committed to a room's pending queue", c.sent);
+        counter("hourglass.room.messages.released", "Messages released by a room's gate once all sync members acked",
+                c.released);
+        counter("hourglass.room.messages.flushed",
+                "Messages handed to listeners of rooms without sync members, or dropped", c.flushed);
+        counter("hourglass.room.messages.redelivered", "At-least-once messages sent again after a failover",
+                c.redelivered);
+        counter("hourglass.room.messages.out.of.band", "Out-of-band messages", c.outOfBand);
+        counter("hourglass.room.deliveries", "Deliveries handed to room sessions (one per recipient)", c.deliveries);
+        counter("hourglass.room.acks", "Acks that made a sync member ready", c.acks);
+        counter("hourglass.room.acks.ignored", "Acks that changed nothing (duplicate, stale, foreign, out-of-band)",
+                c.ignoredAcks);
+        counter("hourglass.room.evictions", "Sync members evicted (heartbeat or ack timeout)", c.evictions);
+        counter("hourglass.room.release.failures", "Release proposals that failed and were retried", c.releaseFailures);
+        gauge("hourglass.room.is.leader", "1 when this node's rooms engine leads", engine, e -> e.isLeading() ? 1 : 0);
+        gauge("hourglass.room.sessions", "Room Session streams open on this node", service, RoomsService::openSessions);
+        FunctionCounter.builder("hourglass.room.sessions.opened", service, RoomsService::sessionsOpened)
+                .description("Room Session streams opened on this node").register(registry);
+        FunctionCounter.builder("hourglass.room.sessions.cut.off", service, RoomsService::sessionsCutOff)
+                .description("Room sessions ended with RESOURCE_EXHAUSTED: the client did not read fast enough")
+                .register(registry);
     }
 
     /** Registers a follower-lag gauge per peer (the leader reports them; others report 0). */

@@ -255,6 +255,11 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         return inFlight.held();
     }
 
+    /** Deliveries of one topic awaiting an ACK (meaningful on the leader). */
+    public int inFlightCount(String topic) {
+        return inFlight.held(EventKey.topicHash(topic));
+    }
+
     public int queuedDeletions() {
         return deleter.queued();
     }

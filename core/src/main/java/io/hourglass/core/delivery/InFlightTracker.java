@@ -125,6 +125,21 @@ final class InFlightTracker {
         entries.clear();
     }
 
+    /** Deliveries of one topic held by a consumer and not yet acknowledged. */
+    synchronized int held(long topicHash) {
+        int n = 0;
+        for (Map.Entry<EventKey, Map<String, Entry>> e : entries.entrySet()) {
+            if (e.getKey().topicHash() == topicHash) {
+                for (Entry x : e.getValue().values()) {
+                    if (x.state == State.HELD) {
+                        n++;
+                    }
+                }
+            }
+        }
+        return n;
+    }
+
     /** Deliveries currently held by a consumer and not yet acknowledged. */
     synchronized int held() {
         int n = 0;

@@ -6,12 +6,13 @@ import java.util.List;
 final class KnownKeys {
     static final List<String> ALL = List.of(
             "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
-            "raft.port", "cluster.peers", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
+            "raft.port", "cluster.peers", "cluster.join", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
             "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
             "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
-            "limits.maxBatchMessages", "limits.maxBatchBytes");
+            "limits.maxBatchMessages", "limits.maxBatchBytes",
+            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace");
 
     private KnownKeys() {
     }

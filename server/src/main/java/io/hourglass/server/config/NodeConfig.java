@@ -2,6 +2,7 @@ package io.hourglass.server.config;
 
 import io.hourglass.core.config.DeliveryConfig;
 import io.hourglass.core.config.LimitsConfig;
+import io.hourglass.core.config.RoomsConfig;
 import io.hourglass.core.config.Settings;
 import io.hourglass.raft.RaftConfig;
 import java.nio.file.Path;
@@ -16,13 +17,14 @@ import java.nio.file.Path;
  * @param httpPort {@code http.port} (7072): {@code /metrics}, {@code /healthz}, {@code /readyz}
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
-                         DeliveryConfig delivery, LimitsConfig limits, Settings settings) {
+                         DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, Settings settings) {
 
     public static NodeConfig from(Settings s) {
         Path dataDir = Path.of(s.string("node.dataDir", "data")).toAbsolutePath();
         int grpcPort = s.integer("grpc.port", 7070, 0, 65_535);
         return new NodeConfig(dataDir, s.string("node.host", "127.0.0.1"), s.string("node.bindHost", "0.0.0.0"),
                 grpcPort, s.integer("http.port", 7072, 0, 65_535),
-                RaftConfig.from(s, dataDir, grpcPort), DeliveryConfig.from(s), LimitsConfig.from(s), s);
+                RaftConfig.from(s, dataDir, grpcPort), DeliveryConfig.from(s), LimitsConfig.from(s),
+                RoomsConfig.from(s), s);
     }
 }

@@ -29,15 +29,25 @@ public final class StatusMapper {
             return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
         }
         if (e instanceof NotLeaderException nle) {
-            Metadata trailers = new Metadata();
-            nle.leaderHint().ifPresent(hint -> trailers.put(LEADER_KEY, hint));
-            return Status.UNAVAILABLE.withDescription(nle.getMessage()).asRuntimeException(trailers);
+            return unavailable(nle.getMessage(), nle.leaderHint().orElse(null));
         }
         if (e instanceof UnavailableException) {
             return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
         }
         LOG.error("unexpected error serving a request", e);
         return Status.INTERNAL.withDescription("internal error: " + e).asRuntimeException();
+    }
+
+    /**
+     * UNAVAILABLE with the {@link #LEADER_KEY} trailer when a leader is known: what a client sees when
+     * this node cannot serve it and it should go elsewhere, or reconnect.
+     */
+    public static StatusRuntimeException unavailable(String description, String leaderHint) {
+        Metadata trailers = new Metadata();
+        if (leaderHint != null) {
+            trailers.put(LEADER_KEY, leaderHint);
+        }
+        return Status.UNAVAILABLE.withDescription(description).asRuntimeException(trailers);
     }
 
     public static Throwable unwrap(Throwable error) {

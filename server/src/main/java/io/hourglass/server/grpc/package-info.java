@@ -1,2 +1,10 @@
-/** gRPC services of a node and the mapping of domain errors to statuses. */
+/**
+ * gRPC services of a node — the scheduled queue ({@link io.hourglass.server.grpc.BrokerService}) and
+ * the lock-step rooms ({@link io.hourglass.server.grpc.RoomsService}) — and the one mapping of domain
+ * errors to statuses ({@link io.hourglass.server.grpc.StatusMapper}).
+ *
+ * <p>Streams ({@code SubscribeSession}, {@code RoomSession}) never block the engine that feeds them:
+ * they buffer, and a writer executor drains the buffer while gRPC flow control says the client can
+ * take more.
+ */
 package io.hourglass.server.grpc;

@@ -42,6 +42,32 @@ public final class TestCluster implements AutoCloseable {
         settings.forEach(s -> s.put("cluster.peers", peerList));
     }
 
+    /**
+     * Starts a new, empty node with {@code cluster.join=true} (it waits to be added with the
+     * Admin API's AddNode) and returns it; it is closed with the cluster.
+     */
+    public TestNode startJoiner() {
+        int index = nodes.size() + 1;
+        Map<String, String> s = new HashMap<>(settings.get(0));
+        s.put("node.id", "n" + index);
+        s.put("grpc.port", Integer.toString(TestNode.freePort()));
+        s.put("raft.port", Integer.toString(TestNode.freePort()));
+        s.put("http.port", Integer.toString(TestNode.freePort()));
+        s.put("cluster.join", "true");
+        s.put("cluster.peers", settings.get(0).get("cluster.peers") + ",n" + index + "=127.0.0.1:"
+                + s.get("raft.port") + ":" + s.get("grpc.port"));
+        settings.add(s);
+        TestNode node = TestNode.create(root.resolve("n" + index), s);
+        nodes.add(node);
+        node.boot();
+        return node;
+    }
+
+    /** The settings a node was started with (ports, peers). */
+    public Map<String, String> settingsOf(TestNode node) {
+        return Map.copyOf(settings.get(nodes.indexOf(node)));
+    }
+
     /** Starts {@code size} nodes and waits until one of them leads. */
     public static TestCluster start(Path root, int size, Map<String, String> settings) {
         TestCluster c = new TestCluster(root, size, settings);

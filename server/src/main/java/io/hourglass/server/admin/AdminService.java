@@ -1,0 +1,260 @@
+package io.hourglass.server.admin;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.hourglass.api.v1.AddNodeRequest;
+import io.hourglass.api.v1.AdminGrpc;
+import io.hourglass.api.v1.ClusterStatusRequest;
+import io.hourglass.api.v1.ClusterStatusResponse;
+import io.hourglass.api.v1.ConsumerInfo;
+import io.hourglass.api.v1.DeleteGroupRequest;
+import io.hourglass.api.v1.DeleteGroupResponse;
+import io.hourglass.api.v1.ListConsumersRequest;
+import io.hourglass.api.v1.ListConsumersResponse;
+import io.hourglass.api.v1.ListGroupsRequest;
+import io.hourglass.api.v1.ListGroupsResponse;
+import io.hourglass.api.v1.ListTopicsRequest;
+import io.hourglass.api.v1.ListTopicsResponse;
+import io.hourglass.api.v1.MembershipResponse;
+import io.hourglass.api.v1.NodeInfo;
+import io.hourglass.api.v1.NodeStatusRequest;
+import io.hourglass.api.v1.PeekTopicRequest;
+import io.hourglass.api.v1.PeekTopicResponse;
+import io.hourglass.api.v1.PurgeTopicRequest;
+import io.hourglass.api.v1.PurgeTopicResponse;
+import io.hourglass.api.v1.RemoveNodeRequest;
+import io.hourglass.api.v1.SnapshotRequest;
+import io.hourglass.api.v1.SnapshotResponse;
+import io.hourglass.api.v1.TopicInfo;
+import io.hourglass.api.v1.TopicStatsRequest;
+import io.hourglass.api.v1.TransferLeaderRequest;
+import io.hourglass.core.command.PublishValidator;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.delivery.Consumer;
+import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.DeleteGroupCmd;
+import io.hourglass.core.proto.PurgeTopicCmd;
+import io.hourglass.core.proto.RegisterPeerCmd;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.raft.RaftNode;
+import io.hourglass.server.grpc.StatusMapper;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The operator's API. Every call works on any node: replicated reads answer locally; leader-local
+ * figures (in flight, consumers) and membership changes are forwarded to the leader, so an
+ * operator never has to find it first. Errors: NOT_FOUND for unknown topics/groups/nodes,
+ * ALREADY_EXISTS for a member added twice, FAILED_PRECONDITION for removing the leader,
+ * UNAVAILABLE without a leader or quorum.
+ */
+public final class AdminService extends AdminGrpc.AdminImplBase implements AutoCloseable {
+    private static final Duration FORWARD_DEADLINE = Duration.ofSeconds(30);
+
+    private final RaftNode raft;
+    private final Replicator replicator;
+    private final EventStore store;
+    private final DeliveryEngine engine;
+    private final PublishValidator validator;
+    private final TopicInspector topics;
+    private final ClusterInspector cluster;
+
+    public AdminService(RaftNode raft, Replicator replicator, EventStore store, DeliveryEngine engine,
+                        PublishValidator validator, java.time.Clock clock, String selfAddress) {
+        this.raft = raft;
+        this.replicator = replicator;
+        this.store = store;
+        this.engine = engine;
+        this.validator = validator;
+        this.topics = new TopicInspector(store, engine, clock);
+        this.cluster = new ClusterInspector(raft, selfAddress, raft::hasLeader);
+    }
+
+    @Override
+    public void nodeStatus(NodeStatusRequest request, StreamObserver<NodeInfo> out) {
+        answer(out, cluster::self);
+    }
+
+    @Override
+    public void clusterStatus(ClusterStatusRequest request, StreamObserver<ClusterStatusResponse> out) {
+        answer(out, cluster::cluster);
+    }
+
+    @Override
+    public void addNode(AddNodeRequest r, StreamObserver<MembershipResponse> out) {
+        if (r.getId().isBlank() || r.getHost().isBlank() || r.getRaftPort() <= 0 || r.getGrpcPort() <= 0) {
+            out.onError(invalid("add-node needs ID=HOST:RAFTPORT:GRPCPORT, got " + r.getId() + "=" + r.getHost() + ":"
+                    + r.getRaftPort() + ":" + r.getGrpcPort()));
+            return;
+        }
+        leader(out, s -> s.addNode(r), () -> {
+            replicator.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
+                    .setGrpcAddress(r.getHost() + ":" + r.getGrpcPort())).build()).join();
+            return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
+        });
+    }
+
+    @Override
+    public void removeNode(RemoveNodeRequest r, StreamObserver<MembershipResponse> out) {
+        leader(out, s -> s.removeNode(r), () -> {
+            if (r.getId().equals(raft.nodeId())) {
+                throw Status.FAILED_PRECONDITION.withDescription(r.getId() + " is the leader; move leadership first "
+                        + "(hourglass cluster transfer-leader OTHER_ID), then remove it").asRuntimeException();
+            }
+            return membership(raft.removeVoter(r.getId()));
+        });
+    }
+
+    @Override
+    public void transferLeader(TransferLeaderRequest r, StreamObserver<MembershipResponse> out) {
+        leader(out, s -> s.transferLeader(r), () -> {
+            if (raft.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
+                throw notFound("no member " + r.getId());
+            }
+            if (!r.getId().equals(raft.nodeId())) {
+                raft.transferLeadership(r.getId(), Duration.ofSeconds(20));
+            }
+            return MembershipResponse.newBuilder().setLeaderId(r.getId())
+                    .addAllVoters(raft.members().stream().map(RaftNode.Member::id).toList()).build();
+        });
+    }
+
+    @Override
+    public void snapshot(SnapshotRequest r, StreamObserver<SnapshotResponse> out) {
+        if (!r.getNodeId().isEmpty() && !r.getNodeId().equals(raft.nodeId())) {
+            String address = raft.grpcAddressOf(r.getNodeId());
+            if (address == null) {
+                out.onError(notFound("no member " + r.getNodeId()));
+                return;
+            }
+            answer(out, () -> stub(address).snapshot(r));
+            return;
+        }
+        answer(out, () -> SnapshotResponse.newBuilder().setNodeId(raft.nodeId())
+                .setIndex(raft.snapshotNow(Duration.ofSeconds(30))).build());
+    }
+
+    @Override
+    public void listTopics(ListTopicsRequest r, StreamObserver<ListTopicsResponse> out) {
+        leader(out, s -> s.listTopics(r), () -> ListTopicsResponse.newBuilder().addAllTopics(topics.all()).build());
+    }
+
+    @Override
+    public void topicStats(TopicStatsRequest r, StreamObserver<TopicInfo> out) {
+        leader(out, s -> s.topicStats(r), () -> topics.stats(existingTopic(r.getTopic())));
+    }
+
+    @Override
+    public void purgeTopic(PurgeTopicRequest r, StreamObserver<PurgeTopicResponse> out) {
+        answer(out, () -> {
+            String topic = existingTopic(r.getTopic());
+            long[] n = {0};
+            store.scanTopic(topic, (k, m) -> ++n[0] > 0);
+            replicator.propose(Command.newBuilder().setPurgeTopic(PurgeTopicCmd.newBuilder().setTopic(topic)).build())
+                    .join();
+            return PurgeTopicResponse.newBuilder().setPurged(n[0]).build();
+        });
+    }
+
+    @Override
+    public void peekTopic(PeekTopicRequest r, StreamObserver<PeekTopicResponse> out) {
+        answer(out, () -> PeekTopicResponse.newBuilder().addAllMessages(
+                topics.peek(existingTopic(r.getTopic()), r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000))).build());
+    }
+
+    @Override
+    public void listGroups(ListGroupsRequest r, StreamObserver<ListGroupsResponse> out) {
+        leader(out, s -> s.listGroups(r), () ->
+                ListGroupsResponse.newBuilder().addAllGroups(topics.groups(existingTopic(r.getTopic()))).build());
+    }
+
+    @Override
+    public void deleteGroup(DeleteGroupRequest r, StreamObserver<DeleteGroupResponse> out) {
+        answer(out, () -> {
+            String topic = existingTopic(r.getTopic());
+            if (!store.durableGroups(topic).contains(r.getGroup())) {
+                throw notFound("topic " + topic + " has no group '" + r.getGroup() + "'");
+            }
+            replicator.propose(Command.newBuilder().setDeleteGroup(DeleteGroupCmd.newBuilder().setTopic(topic)
+                    .setGroup(r.getGroup())).build()).join();
+            return DeleteGroupResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void listConsumers(ListConsumersRequest r, StreamObserver<ListConsumersResponse> out) {
+        leader(out, s -> s.listConsumers(r), () -> {
+            ListConsumersResponse.Builder b = ListConsumersResponse.newBuilder();
+            for (Consumer c : engine.hub().consumers()) {
+                if (r.getTopic().isEmpty() || c.topic().equals(r.getTopic())) {
+                    b.addConsumers(ConsumerInfo.newBuilder().setId(c.id()).setTopic(c.topic()).setGroup(c.group())
+                            .setBuffered(c.buffered()));
+                }
+            }
+            return b.build();
+        });
+    }
+
+    private String existingTopic(String topic) {
+        validator.validateTopic(topic);
+        if (!topics.exists(topic)) {
+            throw notFound("no topic '" + topic + "' (no stored messages, groups or consumers)");
+        }
+        return topic;
+    }
+
+    private static MembershipResponse membership(List<RaftNode.Member> voters) {
+        return MembershipResponse.newBuilder().addAllVoters(voters.stream().map(RaftNode.Member::id).toList()).build();
+    }
+
+    /** Runs here when this node leads, else forwards the same call to the leader. */
+    private <T> void leader(StreamObserver<T> out, Function<AdminGrpc.AdminBlockingStub, T> forward, Callable<T> local) {
+        if (raft.isLeader()) {
+            answer(out, local);
+            return;
+        }
+        String leader = raft.leaderHint();
+        if (leader == null) {
+            out.onError(Status.UNAVAILABLE.withDescription("no leader right now: the cluster may have no quorum")
+                    .asRuntimeException());
+            return;
+        }
+        answer(out, () -> forward.apply(stub(leader)));
+    }
+
+    private AdminGrpc.AdminBlockingStub stub(String address) {
+        return AdminGrpc.newBlockingStub(cluster.channel(address))
+                .withDeadlineAfter(FORWARD_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private static <T> void answer(StreamObserver<T> out, Callable<T> call) {
+        try {
+            out.onNext(call.call());
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            boolean duplicate = e.getMessage() != null && e.getMessage().contains("already a member");
+            out.onError((duplicate ? Status.ALREADY_EXISTS : Status.NOT_FOUND).withDescription(e.getMessage())
+                    .asRuntimeException());
+        } catch (Exception e) {
+            out.onError(StatusMapper.toStatus(e));
+        }
+    }
+
+    private static StatusRuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+
+    private static StatusRuntimeException notFound(String message) {
+        return Status.NOT_FOUND.withDescription(message).asRuntimeException();
+    }
+
+    @Override
+    public void close() {
+        cluster.close();
+    }
+}

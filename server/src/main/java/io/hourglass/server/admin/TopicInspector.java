@@ -1,0 +1,127 @@
+package io.hourglass.server.admin;
+
+import io.hourglass.api.v1.GroupInfo;
+import io.hourglass.api.v1.PeekedMessage;
+import io.hourglass.api.v1.TopicInfo;
+import io.hourglass.core.delivery.Consumer;
+import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.storage.EventStore;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Read-only figures about topics, computed from the store (replicated) and the delivery engine
+ * (leader-local: in flight, consumers). Scans are O(messages of the topic); listing all topics is
+ * O(stored messages) — an operator's query, not a hot path.
+ */
+final class TopicInspector {
+    private static final long EXPIRING_SOON_MS = 60_000;
+
+    private final EventStore store;
+    private final DeliveryEngine engine;
+    private final Clock clock;
+
+    TopicInspector(EventStore store, DeliveryEngine engine, Clock clock) {
+        this.store = store;
+        this.engine = engine;
+        this.clock = clock;
+    }
+
+    /** Every topic that has stored messages or durable groups, with its figures. */
+    List<TopicInfo> all() {
+        Set<String> topics = new TreeSet<>(store.topicRegistry().keySet());
+        store.scanAll((k, m) -> topics.add(m.getTopic()));
+        List<TopicInfo> out = new ArrayList<>();
+        for (String t : topics) {
+            out.add(stats(t));
+        }
+        return out;
+    }
+
+    /** True when the topic has stored messages, durable groups or consumers. */
+    boolean exists(String topic) {
+        boolean[] any = {!store.durableGroups(topic).isEmpty() || consumers(topic) > 0};
+        if (!any[0]) {
+            store.scanTopic(topic, (k, m) -> {
+                any[0] = true;
+                return false;
+            });
+        }
+        return any[0];
+    }
+
+    TopicInfo stats(String topic) {
+        long now = clock.millis();
+        Set<String> groups = new TreeSet<>(store.durableGroups(topic));
+        long[] pending = {0};
+        long[] due = {0};
+        long[] oldestDue = {Long.MAX_VALUE};
+        long[] expiring = {0};
+        Map<String, Long> perGroup = new TreeMap<>();
+        groups.forEach(g -> perGroup.put(g, 0L));
+        store.scanTopic(topic, (key, m) -> {
+            pending[0]++;
+            if (m.getDueAtMs() <= now) {
+                due[0]++;
+                oldestDue[0] = Math.min(oldestDue[0], m.getDueAtMs());
+            }
+            if (m.getExpiresAtMs() > 0 && m.getExpiresAtMs() <= now + EXPIRING_SOON_MS) {
+                expiring[0]++;
+            }
+            for (String g : groups) {
+                if (!store.hasReceipt(key, g)) {
+                    perGroup.merge(g, 1L, Long::sum);
+                }
+            }
+            return true;
+        });
+        return TopicInfo.newBuilder().setTopic(topic).setPending(pending[0]).setDueNow(due[0])
+                .setScheduled(pending[0] - due[0]).setInFlight(engine.inFlightCount(topic)).addAllGroups(groups)
+                .setConsumers(consumers(topic))
+                .setOldestDueLatenessMs(oldestDue[0] == Long.MAX_VALUE ? 0 : now - oldestDue[0])
+                .setExpiringSoon(expiring[0]).putAllPendingPerGroup(perGroup).build();
+    }
+
+    List<GroupInfo> groups(String topic) {
+        TopicInfo t = stats(topic);
+        Map<String, Integer> live = new HashMap<>();
+        for (Consumer c : engine.hub().consumers()) {
+            if (c.topic().equals(topic) && !c.isUniversal()) {
+                live.merge(c.group(), 1, Integer::sum);
+            }
+        }
+        List<GroupInfo> out = new ArrayList<>();
+        for (String g : t.getGroupsList()) {
+            out.add(GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))
+                    .setConsumers(live.getOrDefault(g, 0)).build());
+        }
+        return out;
+    }
+
+    List<PeekedMessage> peek(String topic, int limit) {
+        List<PeekedMessage> out = new ArrayList<>();
+        store.scanTopic(topic, (key, m) -> {
+            out.add(PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
+                    .putAllHeaders(m.getHeadersMap()).setEnqueuedAtMs(m.getEnqueuedAtMs()).setDueAtMs(m.getDueAtMs())
+                    .setExpiresAtMs(m.getExpiresAtMs()).build());
+            return out.size() < limit;
+        });
+        return out;
+    }
+
+    private int consumers(String topic) {
+        int n = 0;
+        for (Consumer c : engine.hub().consumers()) {
+            if (c.topic().equals(topic)) {
+                n++;
+            }
+        }
+        return n;
+    }
+}

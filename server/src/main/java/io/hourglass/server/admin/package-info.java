@@ -1,0 +1,2 @@
+/** The operator's gRPC API: cluster status, membership changes, topics, groups, consumers. */
+package io.hourglass.server.admin;

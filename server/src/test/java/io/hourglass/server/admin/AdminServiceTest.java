@@ -1,0 +1,142 @@
+package io.hourglass.server.admin;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.hourglass.api.v1.AddNodeRequest;
+import io.hourglass.api.v1.AdminGrpc;
+import io.hourglass.api.v1.ClusterStatusRequest;
+import io.hourglass.api.v1.DeleteGroupRequest;
+import io.hourglass.api.v1.ListConsumersRequest;
+import io.hourglass.api.v1.ListGroupsRequest;
+import io.hourglass.api.v1.ListTopicsRequest;
+import io.hourglass.api.v1.MemberStatus;
+import io.hourglass.api.v1.PeekTopicRequest;
+import io.hourglass.api.v1.PurgeTopicRequest;
+import io.hourglass.api.v1.RemoveNodeRequest;
+import io.hourglass.api.v1.SnapshotRequest;
+import io.hourglass.api.v1.TopicStatsRequest;
+import io.hourglass.api.v1.TransferLeaderRequest;
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.Message;
+import io.hourglass.client.Subscription;
+import io.hourglass.server.testing.TestCluster;
+import io.hourglass.server.testing.TestNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Admin API on a real 3-node cluster, every call sent to a follower to prove any node serves. */
+@Timeout(180)
+class AdminServiceTest {
+    @TempDir
+    static Path dir;
+    private static TestCluster cluster;
+    private static ManagedChannel channel;
+    private static AdminGrpc.AdminBlockingStub admin;
+    private static HourglassClient client;
+
+    @BeforeAll
+    static void start() {
+        cluster = TestCluster.start(dir, 3, Map.of());
+        channel = ManagedChannelBuilder.forTarget(cluster.followers().get(0).target()).usePlaintext().build();
+        admin = AdminGrpc.newBlockingStub(channel);
+        client = HourglassClient.builder().servers(cluster.targetList().toArray(String[]::new)).build();
+    }
+
+    @AfterAll
+    static void stop() throws InterruptedException {
+        client.close();
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        cluster.close();
+    }
+
+    private static AdminGrpc.AdminBlockingStub admin() {
+        return admin.withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
+
+    private static Status.Code code(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
+    }
+
+    @Test
+    void clusterStatusShowsEveryMemberTheLeaderAndQuorum() {
+        var status = admin().clusterStatus(ClusterStatusRequest.getDefaultInstance());
+        assertEquals(3, status.getMembersCount());
+        assertTrue(status.getHasQuorum());
+        assertEquals(cluster.awaitLeader().id(), status.getLeaderId());
+        for (MemberStatus m : status.getMembersList()) {
+            assertTrue(m.getUp(), m.toString());
+            assertTrue(m.getNode().getTerm() > 0 && m.getNode().getAppliedIndex() > 0, m.toString());
+            assertTrue(!m.getNode().getAddress().isEmpty() && !m.getNode().getRaftAddress().isEmpty());
+        }
+    }
+
+    @Test
+    void topicsGroupsAndConsumersAreReportedAndManaged() {
+        client.publishBatch(IntStream.range(0, 5).mapToObj(i -> Message.of("adm-t", "m" + i)).toList());
+        client.publish(Message.builder("adm-t").payload("later").delay(Duration.ofHours(1)).build());
+        AtomicInteger acked = new AtomicInteger();
+        try (Subscription s = client.subscribe("adm-t", "billing", (m, ctx) -> ctx.ackConfirmed().thenRun(acked::incrementAndGet))) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() == 5);
+            var consumers = admin().listConsumers(ListConsumersRequest.newBuilder().setTopic("adm-t").build());
+            assertEquals(1, consumers.getConsumersCount());
+            assertEquals("billing", consumers.getConsumers(0).getGroup());
+        }
+        var stats = admin().topicStats(TopicStatsRequest.newBuilder().setTopic("adm-t").build());
+        assertEquals(1, stats.getPending(), "five acknowledged by the only group, one scheduled");
+        assertEquals(1, stats.getScheduled());
+        assertEquals(List.of("billing"), stats.getGroupsList());
+        assertTrue(admin().listTopics(ListTopicsRequest.getDefaultInstance()).getTopicsList().stream()
+                .anyMatch(t -> t.getTopic().equals("adm-t")));
+        assertEquals("later", admin().peekTopic(PeekTopicRequest.newBuilder().setTopic("adm-t").build())
+                .getMessages(0).getPayload().toStringUtf8());
+        assertEquals(1, admin().listGroups(ListGroupsRequest.newBuilder().setTopic("adm-t").build()).getGroups(0).getPending());
+
+        assertEquals(1, admin().purgeTopic(PurgeTopicRequest.newBuilder().setTopic("adm-t").build()).getPurged());
+        assertEquals(0, admin().topicStats(TopicStatsRequest.newBuilder().setTopic("adm-t").build()).getPending());
+        admin().deleteGroup(DeleteGroupRequest.newBuilder().setTopic("adm-t").setGroup("billing").build());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> admin().topicStats(TopicStatsRequest.newBuilder().setTopic("adm-t").build())));
+    }
+
+    @Test
+    void clearErrorsForUnknownTopicsGroupsAndNodes() {
+        assertEquals(Status.Code.NOT_FOUND, code(() -> admin().topicStats(TopicStatsRequest.newBuilder().setTopic("nope").build())));
+        client.publish(Message.of("adm-e", "x"));
+        assertEquals(Status.Code.NOT_FOUND, code(() -> admin().deleteGroup(
+                DeleteGroupRequest.newBuilder().setTopic("adm-e").setGroup("ghost").build())));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> admin().topicStats(TopicStatsRequest.newBuilder().setTopic("").build())));
+        assertEquals(Status.Code.NOT_FOUND, code(() -> admin().transferLeader(TransferLeaderRequest.newBuilder().setId("n9").build())));
+        String leader = cluster.awaitLeader().id();
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> admin().removeNode(RemoveNodeRequest.newBuilder().setId(leader).build())));
+        TestNode follower = cluster.followers().get(0);
+        var existing = cluster.settingsOf(follower);
+        assertEquals(Status.Code.ALREADY_EXISTS, code(() -> admin().addNode(AddNodeRequest.newBuilder().setId(follower.id())
+                .setHost("127.0.0.1").setRaftPort(Integer.parseInt(existing.get("raft.port")))
+                .setGrpcPort(Integer.parseInt(existing.get("grpc.port"))).build())));
+    }
+
+    @Test
+    void snapshotAndLeadershipTransfer() {
+        var snap = admin().snapshot(SnapshotRequest.newBuilder().setNodeId(cluster.followers().get(1).id()).build());
+        assertEquals(cluster.followers().get(1).id(), snap.getNodeId());
+        TestNode target = cluster.followers().get(1);
+        admin().transferLeader(TransferLeaderRequest.newBuilder().setId(target.id()).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> target.node().isLeader());
+    }
+}
