@@ -252,8 +252,8 @@ final class RoomsLeader {
     }
 
     /**
-     * Removes one subscription and tells the client and the observers. A heartbeat timeout that
-     * leaves the client in no room ends its session: it must connect again for a new id.
+     * Removes one subscription and tells the client and the observers. A heartbeat timeout ends the
+     * client's session in every room: it must connect again for a new id.
      */
     private void eject(ClientId client, String room, EjectReason reason) {
         RoomGate gate = gates.get(room);
@@ -279,9 +279,15 @@ final class RoomsLeader {
             }
         }
         evaluate(room);
-        if (reason == EjectReason.TIMEOUT && s.rooms.isEmpty()) {
-            sessions.remove(s.id);
-            fanout.closed(s, "evicted: no heartbeat for " + s.timeoutMs + "ms");
+        if (reason == EjectReason.TIMEOUT) {
+            // A heartbeat timeout means the client is gone: it leaves every room (listeners too)
+            // and its id is retired, so a late ping answers UNKNOWN_CLIENT (ROOMS.md).
+            for (String other : new ArrayList<>(s.rooms.keySet())) {
+                eject(client, other, EjectReason.TIMEOUT);
+            }
+            if (sessions.remove(s.id) != null) {
+                fanout.closed(s, "evicted: no heartbeat for " + s.timeoutMs + "ms");
+            }
         }
     }
 

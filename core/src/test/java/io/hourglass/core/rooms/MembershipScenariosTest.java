@@ -1,5 +1,6 @@
 package io.hourglass.core.rooms;
 
+import static io.hourglass.core.rooms.SubscriptionMode.ASYNC;
 import static io.hourglass.core.rooms.SubscriptionMode.SYNC;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -70,6 +71,17 @@ class MembershipScenariosTest {
         assertEquals(SubscribeOutcome.UNKNOWN_CLIENT, b.subscribe("r", SYNC), "it needs a new id");
         RoomSnapshot state = f.state("r");
         assertEquals(List.of(a.id), state.members().stream().map(RoomSnapshot.Member::clientId).toList());
+    }
+
+    @Test
+    void aHeartbeatTimeoutRetiresTheClientInEveryRoomListenersIncluded() {
+        TestClient b = f.join("B", "r", SYNC);
+        assertEquals(SubscribeOutcome.SUBSCRIBED, b.subscribe("news", ASYNC));
+        f.advance(RoomsFixture.T.plus(RoomsFixture.TICK).plus(STEP));
+        assertNotNull(b.closedReason, "the session ends although B still listened to another room");
+        assertEquals(PingOutcome.UNKNOWN_CLIENT, b.ping());
+        assertEquals(SubscribeOutcome.UNKNOWN_CLIENT, b.subscribe("r", SYNC), "it needs a new id");
+        assertEquals(0, f.state("news").listeners().size());
     }
 
     @Test
