@@ -1,5 +1,6 @@
 package io.hourglass.cli;
 
+import io.hourglass.client.AdminClient;
 import io.hourglass.client.InvalidRequestException;
 import io.hourglass.client.UnavailableException;
 import java.util.concurrent.CompletionException;
@@ -21,6 +22,12 @@ final class ExitCodes implements CommandLine.IExitCodeExceptionMapper {
     static final int INVALID_REQUEST = 3;
     /** No server reachable, or none could serve the request before the deadline. */
     static final int UNAVAILABLE = 4;
+    /** The server knows no such thing: topic, group or node ({@code NOT_FOUND}). */
+    static final int NOT_FOUND = 5;
+    /** The cluster is not in a state to do it, e.g. removing the leader ({@code FAILED_PRECONDITION}). */
+    static final int FAILED_PRECONDITION = 6;
+    /** It exists already, e.g. adding a member twice ({@code ALREADY_EXISTS}). */
+    static final int ALREADY_EXISTS = 7;
 
     @Override
     public int getExitCode(Throwable failure) {
@@ -29,7 +36,12 @@ final class ExitCodes implements CommandLine.IExitCodeExceptionMapper {
             return USAGE;
         }
         if (t instanceof InvalidRequestException) {
-            return INVALID_REQUEST;
+            return switch (AdminClient.statusCode(t)) {
+                case NOT_FOUND -> NOT_FOUND;
+                case FAILED_PRECONDITION -> FAILED_PRECONDITION;
+                case ALREADY_EXISTS -> ALREADY_EXISTS;
+                default -> INVALID_REQUEST;
+            };
         }
         if (t instanceof UnavailableException) {
             return UNAVAILABLE;

@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = HourglassCommand.Version.class,
         description = "Publish to, consume from and administer an Hourglass cluster.",
-        subcommands = {PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
+        subcommands = {ClusterCommand.class, TopicCommand.class, GroupCommand.class,
+            ConsumerCommand.class, PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
             CommandLine.HelpCommand.class},
         footerHeading = "%nEnvironment:%n",
         footer = {"  HOURGLASS_SERVERS   default for --servers",
@@ -38,7 +39,10 @@ import picocli.CommandLine.Spec;
             "1:other failure (server error, I/O error)",
             "2:bad command line or input (unknown option, bad duration, ...)",
             "3:the server rejected the request as invalid",
-            "4:no server reachable / available before --deadline"})
+            "4:no server reachable / available before --deadline (node down, no quorum)",
+            "5:not found (unknown topic, group or node)",
+            "6:failed precondition (e.g. removing the leader)",
+            "7:already exists (e.g. adding a member twice)"})
 public final class HourglassCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
@@ -96,7 +100,7 @@ public final class HourglassCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: publish, consume or room");
+                "missing subcommand: cluster, topic, group, consumer, publish, consume or room");
     }
 
     boolean verbose() {

@@ -44,6 +44,7 @@ public final class HourglassClient implements AutoCloseable {
     private final PublishCaller caller;
     private final PublishBatcher batcher;
     private final RoomClient rooms;
+    private final AdminClient admin;
     private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger subscriptionCount = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -62,6 +63,7 @@ public final class HourglassClient implements AutoCloseable {
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
         this.rooms = new RoomClient(pool,
                 new RoomCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
+        this.admin = new AdminClient(pool, b.retryPolicy, AdminClient.DEFAULT_CALL_TIMEOUT);
     }
 
     public static Builder builder() {
@@ -148,6 +150,14 @@ public final class HourglassClient implements AutoCloseable {
         return rooms;
     }
 
+    /**
+     * Cluster administration (status, membership, snapshots, topics, groups, consumers) over the
+     * {@code Admin} service. Shares this client's servers and retry policy; closed with it.
+     */
+    public AdminClient admin() {
+        return admin;
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -157,6 +167,7 @@ public final class HourglassClient implements AutoCloseable {
             subscription.close();
         }
         rooms.close();
+        admin.close();
         try {
             batcher.close().get(closeTimeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException e) {

@@ -58,6 +58,13 @@ final class RoomGate {
      * sync members keeps its backlog.
      */
     private long holdUntilMs;
+    /**
+     * After a failover, until the clock reaches this, nothing is released even with members present:
+     * the first member back cannot know whether others still hold the message in flight, and
+     * releasing the next one before they are back and have acked would break lock-step. Members
+     * have their client timeout to come back, as they would have to ping within it anyway.
+     */
+    private long gateHoldUntilMs;
 
     RoomGate(String room, RoomSettings settings) {
         this.room = room;
@@ -73,7 +80,8 @@ final class RoomGate {
      * members.
      */
     static RoomGate recovered(String room, RoomSettings settings, Collection<PendingMessage> pending,
-                              PendingMessage storedInFlight, boolean redeliverable, long nowMs, long holdUntilMs) {
+                              PendingMessage storedInFlight, boolean redeliverable, long nowMs, long holdUntilMs,
+                              long gateHoldUntilMs) {
         RoomGate g = new RoomGate(room, settings);
         for (PendingMessage m : pending) {
             g.pending.put(m.key(), m);
@@ -86,6 +94,9 @@ final class RoomGate {
         }
         if (!g.pending.isEmpty() || g.redeliver != null) {
             g.holdUntilMs = holdUntilMs;
+        }
+        if (storedInFlight != null) {
+            g.gateHoldUntilMs = gateHoldUntilMs;
         }
         return g;
     }
@@ -192,6 +203,10 @@ final class RoomGate {
         if (members.isEmpty()) {
             return evaluateWithoutMembers(nowMs);
         }
+        if (nowMs < gateHoldUntilMs) {
+            return Optional.empty();
+        }
+        gateHoldUntilMs = 0;
         if (ready.size() < members.size()) {
             return Optional.empty();
         }
@@ -266,7 +281,7 @@ final class RoomGate {
 
     /** Whether a surviving backlog is being kept for members to come back after a failover. */
     boolean recovering(long nowMs) {
-        return nowMs < holdUntilMs;
+        return nowMs < holdUntilMs || nowMs < gateHoldUntilMs;
     }
 
     /** Whether the gate holds nothing worth keeping; the engine then forgets it. */

@@ -79,7 +79,7 @@ final class RoomsLeader {
             List<PendingMessage> pending = loaded.pending().getOrDefault(name, List.of());
             messages += pending.size();
             leader.gates.put(name, RoomGate.recovered(name, settingsOf(stored), pending, inFlightOf(stored),
-                    stored.getInFlightWhole(), now, now + graceMs));
+                    stored.getInFlightWhole(), now, now + graceMs, now + Math.min(graceMs, defaultTimeoutMs)));
         }
         LOG.info("rooms leader at applied {}: {} rooms with replicated state, {} pending messages",
                 loaded.position(), names.size(), messages);
@@ -296,7 +296,7 @@ final class RoomsLeader {
             StoredRoom stored = store.room(r);
             long now = clock.millis();
             return RoomGate.recovered(r, settingsOf(stored), List.of(), inFlightOf(stored), stored.getInFlightWhole(),
-                    now, now);
+                    now, now, now);
         });
     }
 

@@ -38,6 +38,17 @@ class RoomFailoverTest {
         f.close();
     }
 
+    /** Lets the failover's hold (the client timeout) pass, the given members pinging meanwhile. */
+    private void pastTheHold(TestClient... members) {
+        long until = f.clock.millis() + RoomsFixture.T.toMillis() + RoomsFixture.TICK.toMillis();
+        while (f.clock.millis() < until) {
+            f.advance(RoomsFixture.TICK);
+            for (TestClient m : members) {
+                m.ping();
+            }
+        }
+    }
+
     private TestClient rejoin(String name, String room, String heldMessageId) {
         TestClient c = f.client(name);
         assertEquals(SubscribeOutcome.SUBSCRIBED,
@@ -60,6 +71,27 @@ class RoomFailoverTest {
         assertEquals(AckOutcome.ACKED, a2.ack("r", m1));
         assertEquals(List.of(), a2.payloads(), "B2 still holds m1");
         assertEquals(AckOutcome.ACKED, b2.ack("r", m1));
+        assertEquals(List.of(), a2.payloads(), "nothing is released while members may still be coming back");
+        pastTheHold(a2, b2);
+        assertEquals(List.of("m2"), a2.payloads());
+        assertEquals(List.of("m2"), b2.payloads());
+    }
+
+    @Test
+    void aMemberThatHoldsNothingCannotReleaseTheNextMessageWhileAHolderIsComingBack() {
+        TestClient a = f.join("A", "r", SYNC);
+        TestClient b = f.join("B", "r", SYNC);
+        f.sendAll("r", 0, "m1", "m2");
+        String m1 = a.last().messageId();
+        a.ack("r", m1);
+        f.failover();
+        TestClient a2 = f.join("A2", "r", SYNC); // acked m1 before the failover: holds nothing
+        f.advance(RoomsFixture.TICK);
+        assertEquals(List.of(), a2.payloads(), "B may still hold m1");
+        TestClient b2 = rejoin("B2", "r", m1);
+        assertEquals(List.of(), a2.payloads());
+        assertEquals(AckOutcome.ACKED, b2.ack("r", m1), "the late holder's ack still counts");
+        pastTheHold(a2, b2);
         assertEquals(List.of("m2"), a2.payloads());
         assertEquals(List.of("m2"), b2.payloads());
     }
@@ -89,6 +121,7 @@ class RoomFailoverTest {
         assertEquals(List.of("m1"), a.payloads());
         f.failover();
         TestClient a2 = f.join("A2", "r", SYNC);
+        pastTheHold(a2);
         assertEquals(List.of("m2"), a2.payloads(), "the backlog survived; m1 did not come back");
         assertFalse(a2.last().redelivered());
     }
@@ -103,6 +136,7 @@ class RoomFailoverTest {
         f.send("r", 0, "urgent");
         f.failover();
         TestClient a2 = f.join("A2", "r", SYNC);
+        pastTheHold(a2);
         assertEquals(List.of("m1"), a2.payloads(), "redelivered before the more urgent message");
         RoomDelivery again = a2.last();
         assertTrue(again.redelivered());
@@ -121,6 +155,7 @@ class RoomFailoverTest {
         f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
         f.failover();
         TestClient a2 = f.join("A2", "r", SYNC);
+        pastTheHold(a2);
         assertEquals(List.of("m2"), a2.payloads(), "m1 was released at most once: it is not kept, so not resent");
         assertEquals(List.of("m1"), a.payloads());
     }

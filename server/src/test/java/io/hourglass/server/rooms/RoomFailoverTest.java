@@ -66,7 +66,8 @@ class RoomFailoverTest {
 
     @BeforeAll
     static void start() {
-        cluster = TestCluster.start(dir, 3, Map.of());
+        // After a failover a room stays shut for min(clientTimeout, resubscribeGrace) while members come back.
+        cluster = TestCluster.start(dir, 3, Map.of("rooms.clientTimeout", "3s", "rooms.resubscribeGrace", "3s"));
         pingers = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "test-pinger");
             t.setDaemon(true);
@@ -152,6 +153,7 @@ class RoomFailoverTest {
         SessionClient a2 = open(toNext, "A2", 0).join(room, SYNC);
         for (SessionClient x : List.of(a2, b2)) {
             x.ping();
+            x.startPinging(pingers, Duration.ofMillis(500)); // alive through the failover hold
         }
         RoomState s = api2.state(room);
         assertEquals(m1, s.getInFlight(), "the new leader keeps m1 in flight");
@@ -195,12 +197,14 @@ class RoomFailoverTest {
         ManagedChannel toNext = channel(next);
         RoomsApi api2 = new RoomsApi(toNext);
         SessionClient a2 = open(toNext, "A2", 0);
+        a2.startPinging(pingers, Duration.ofMillis(500)); // alive through the failover hold
         assertEquals("SUBSCRIBED", a2.subscribe(room, SYNC, m1).getOutcome());
         RoomDelivery again = a2.awaitDelivery("m1");
         assertEquals(m1, again.getMessageId(), "the same message, under the same id");
         assertTrue(again.getRedelivered());
         assertTrue(again.getAckable());
         SessionClient b2 = open(toNext, "B2", 0).join(room, SYNC);
+        b2.startPinging(pingers, Duration.ofMillis(500));
         RoomState s = api2.state(room);
         assertTrue(s.getAtLeastOnce(), "the room's setting was replicated");
         assertEquals(m1, s.getInFlight());

@@ -1,0 +1,51 @@
+package io.hourglass.cli;
+
+import io.hourglass.client.AdminClient;
+import io.hourglass.client.HourglassClient;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** What the admin commands share: run one Admin call and print its records. */
+final class AdminSupport {
+    private AdminSupport() {
+    }
+
+    /** Opens a client, calls {@code call} and prints every record it returns. */
+    static int print(HourglassCommand root, CommandSpec spec, List<Column> columns,
+                     Function<AdminClient, List<? extends Map<String, ?>>> call) {
+        RecordPrinter printer = root.printer(columns, spec.commandLine().getOut());
+        try (HourglassClient client = root.openClient(b -> b)) {
+            for (Map<String, ?> record : call.apply(client.admin())) {
+                printer.print(record);
+            }
+        } finally {
+            printer.flush();
+        }
+        return ExitCodes.OK;
+    }
+
+    /** @throws CommandLine.ParameterException (exit 2) if {@code value} is blank */
+    static String require(CommandSpec spec, String what, String value) {
+        if (value == null || value.isBlank()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), what + " must not be empty");
+        }
+        return value;
+    }
+
+    /** Table cell of a list: comma-separated, {@code -} when empty. */
+    static String list(Object value) {
+        List<?> items = (List<?>) value;
+        return items.isEmpty() ? "-" : items.stream().map(String::valueOf).collect(Collectors.joining(","));
+    }
+
+    /** Table cell of a map: {@code k=v,k=v}, {@code -} when empty. */
+    static String map(Object value) {
+        Map<?, ?> m = (Map<?, ?>) value;
+        return m.isEmpty() ? "-" : m.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining(","));
+    }
+}

@@ -1,0 +1,216 @@
+package io.hourglass.cli;
+
+import io.hourglass.api.v1.ClusterStatusResponse;
+import io.hourglass.api.v1.MemberStatus;
+import io.hourglass.api.v1.MembershipResponse;
+import io.hourglass.api.v1.NodeInfo;
+import io.hourglass.api.v1.SnapshotResponse;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code hourglass cluster}: status, membership, leadership and snapshots. */
+@Command(name = "cluster", mixinStandardHelpOptions = true,
+        description = "Inspect and change the cluster: status, add-node, remove-node, transfer-leader, snapshot.",
+        subcommands = {ClusterCommand.Status.class, ClusterCommand.AddNode.class, ClusterCommand.RemoveNode.class,
+            ClusterCommand.TransferLeader.class, ClusterCommand.Snapshot.class})
+final class ClusterCommand implements Callable<Integer> {
+    static final List<Column> MEMBERSHIP_COLUMNS = List.of(
+            Column.text("leaderId", "LEADER"),
+            Column.custom("voters", "VOTERS", AdminSupport::list));
+
+    @ParentCommand
+    private HourglassCommand root;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "missing subcommand: status, add-node, remove-node, transfer-leader or snapshot");
+    }
+
+    static Map<String, Object> membership(MembershipResponse r) {
+        Map<String, Object> record = new LinkedHashMap<>();
+        record.put("leaderId", r.getLeaderId().isEmpty() ? null : r.getLeaderId());
+        record.put("voters", List.copyOf(r.getVotersList()));
+        return record;
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = {"Print one record per member: id, address, role, term, commitIndex, appliedIndex, "
+                    + "lag (leader's commit index minus the member's applied index), up, raftAddress, "
+                    + "lastContactMs (as the leader sees it, -1 unknown), leader (true for the leader). "
+                    + "role, term and the indexes are null for a member that is down.",
+                "The leader and whether there is a quorum go to stderr."})
+    static final class Status implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(
+                Column.text("id", "ID"),
+                Column.text("address", "ADDRESS"),
+                Column.text("role", "ROLE"),
+                Column.text("term", "TERM"),
+                Column.text("commitIndex", "COMMIT"),
+                Column.text("appliedIndex", "APPLIED"),
+                Column.text("lag", "LAG"),
+                Column.text("up", "UP"),
+                Column.text("raftAddress", "RAFT_ADDRESS"),
+                Column.text("lastContactMs", "LAST_CONTACT_MS"),
+                Column.text("leader", "LEADER"));
+
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            ClusterStatusResponse[] status = new ClusterStatusResponse[1];
+            int code = AdminSupport.print(group.root, spec, COLUMNS, admin -> {
+                status[0] = admin.clusterStatus();
+                List<Map<String, Object>> records = new ArrayList<>();
+                for (MemberStatus m : status[0].getMembersList()) {
+                    records.add(record(m, status[0].getLeaderId()));
+                }
+                return records;
+            });
+            ClusterStatusResponse s = status[0];
+            spec.commandLine().getErr().println("leader: " + (s.getLeaderId().isEmpty() ? "none" : s.getLeaderId())
+                    + ", quorum: " + (s.getHasQuorum() ? "yes" : "NO"));
+            spec.commandLine().getErr().flush();
+            return code;
+        }
+
+        static Map<String, Object> record(MemberStatus m, String leaderId) {
+            NodeInfo n = m.getNode();
+            boolean up = m.getUp();
+            Map<String, Object> record = new LinkedHashMap<>();
+            record.put("id", n.getId());
+            record.put("address", n.getAddress());
+            record.put("role", up ? n.getRole() : null);
+            record.put("term", up ? n.getTerm() : null);
+            record.put("commitIndex", up ? n.getCommitIndex() : null);
+            record.put("appliedIndex", up ? n.getAppliedIndex() : null);
+            record.put("lag", up ? m.getLag() : null);
+            record.put("up", up);
+            record.put("raftAddress", n.getRaftAddress());
+            record.put("lastContactMs", m.getLastContactMs());
+            record.put("leader", !leaderId.isEmpty() && leaderId.equals(n.getId()));
+            return record;
+        }
+    }
+
+    @Command(name = "add-node", mixinStandardHelpOptions = true,
+            description = "Add a voter that already runs (started empty with --join); prints leaderId and voters.")
+    static final class AddNode implements Callable<Integer> {
+        private static final Pattern SPEC = Pattern.compile("([^=\\s]+)=([^:\\s]+):(\\d{1,5}):(\\d{1,5})");
+
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "ID=HOST:RAFTPORT:GRPCPORT", description = "The new member.")
+        private String member;
+
+        @Override
+        public Integer call() {
+            Matcher m = SPEC.matcher(member.strip());
+            if (!m.matches()) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "expected ID=HOST:RAFTPORT:GRPCPORT, got '" + member + "'");
+            }
+            int raftPort = port(m.group(3));
+            int grpcPort = port(m.group(4));
+            return AdminSupport.print(group.root, spec, MEMBERSHIP_COLUMNS, admin -> List.of(
+                    membership(admin.addNode(m.group(1), m.group(2), raftPort, grpcPort))));
+        }
+
+        private int port(String s) {
+            int port = Integer.parseInt(s);
+            if (port < 1 || port > 65535) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "port out of range: " + s);
+            }
+            return port;
+        }
+    }
+
+    @Command(name = "remove-node", mixinStandardHelpOptions = true,
+            description = "Remove a voter (not the leader: transfer leadership first); prints leaderId and voters.")
+    static final class RemoveNode implements Callable<Integer> {
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "ID", description = "The member to remove.")
+        private String id;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "ID", id);
+            return AdminSupport.print(group.root, spec, MEMBERSHIP_COLUMNS,
+                    admin -> List.of(membership(admin.removeNode(id))));
+        }
+    }
+
+    @Command(name = "transfer-leader", mixinStandardHelpOptions = true,
+            description = "Move leadership to member ID and wait for it; prints leaderId and voters.")
+    static final class TransferLeader implements Callable<Integer> {
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "ID", description = "The member to lead.")
+        private String id;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "ID", id);
+            return AdminSupport.print(group.root, spec, MEMBERSHIP_COLUMNS,
+                    admin -> List.of(membership(admin.transferLeader(id))));
+        }
+    }
+
+    @Command(name = "snapshot", mixinStandardHelpOptions = true,
+            description = "Take a Raft snapshot now on the answering node, or on --node; prints nodeId and index.")
+    static final class Snapshot implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(Column.text("nodeId", "NODE"), Column.text("index", "INDEX"));
+
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Option(names = "--node", paramLabel = "ID", description = "The member to snapshot (default: the answering node).")
+        private String node = "";
+
+        @Override
+        public Integer call() {
+            return AdminSupport.print(group.root, spec, COLUMNS, admin -> {
+                SnapshotResponse r = admin.snapshot(node.strip());
+                Map<String, Object> record = new LinkedHashMap<>();
+                record.put("nodeId", r.getNodeId());
+                record.put("index", r.getIndex());
+                return List.of(record);
+            });
+        }
+    }
+}

@@ -1,0 +1,175 @@
+package io.hourglass.cli;
+
+import io.hourglass.api.v1.PeekedMessage;
+import io.hourglass.api.v1.TopicInfo;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code hourglass topic}: list, stats, purge, peek. */
+@Command(name = "topic", mixinStandardHelpOptions = true,
+        description = "Inspect topics: list, stats, purge, peek.",
+        subcommands = {TopicCommand.ListTopics.class, TopicCommand.Stats.class, TopicCommand.Purge.class,
+            TopicCommand.Peek.class})
+final class TopicCommand implements Callable<Integer> {
+    static final List<Column> INFO_COLUMNS = List.of(
+            Column.text("topic", "TOPIC"),
+            Column.text("pending", "PENDING"),
+            Column.text("dueNow", "DUE_NOW"),
+            Column.text("scheduled", "SCHEDULED"),
+            Column.text("inFlight", "IN_FLIGHT"),
+            Column.text("consumers", "CONSUMERS"),
+            Column.text("oldestDueLatenessMs", "OLDEST_DUE_LATENESS_MS"),
+            Column.text("expiringSoon", "EXPIRING_SOON"),
+            Column.custom("groups", "GROUPS", AdminSupport::list),
+            Column.custom("pendingPerGroup", "PENDING_PER_GROUP", AdminSupport::map));
+
+    @ParentCommand
+    private HourglassCommand root;
+
+    @Spec
+    private CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "missing subcommand: list, stats, purge or peek");
+    }
+
+    static Map<String, Object> info(TopicInfo t) {
+        Map<String, Object> record = new LinkedHashMap<>();
+        record.put("topic", t.getTopic());
+        record.put("pending", t.getPending());
+        record.put("dueNow", t.getDueNow());
+        record.put("scheduled", t.getScheduled());
+        record.put("inFlight", t.getInFlight());
+        record.put("groups", List.copyOf(t.getGroupsList()));
+        record.put("consumers", t.getConsumers());
+        record.put("oldestDueLatenessMs", t.getOldestDueLatenessMs());
+        record.put("expiringSoon", t.getExpiringSoon());
+        record.put("pendingPerGroup", new TreeMap<>(t.getPendingPerGroupMap()));
+        return record;
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "Print one record per topic: topic, pending, dueNow, scheduled, inFlight, groups, "
+                    + "consumers, oldestDueLatenessMs, expiringSoon, pendingPerGroup.")
+    static final class ListTopics implements Callable<Integer> {
+        @ParentCommand
+        private TopicCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            return AdminSupport.print(group.root, spec, INFO_COLUMNS,
+                    admin -> admin.listTopics().stream().map(TopicCommand::info).toList());
+        }
+    }
+
+    @Command(name = "stats", mixinStandardHelpOptions = true,
+            description = "Print one record for TOPIC, with the fields of 'topic list'.")
+    static final class Stats implements Callable<Integer> {
+        @ParentCommand
+        private TopicCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        private String topic;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "TOPIC", topic);
+            return AdminSupport.print(group.root, spec, INFO_COLUMNS,
+                    admin -> List.of(info(admin.topicStats(topic))));
+        }
+    }
+
+    @Command(name = "purge", mixinStandardHelpOptions = true,
+            description = "Delete every stored message of TOPIC; prints topic and purged (how many).")
+    static final class Purge implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(Column.text("topic", "TOPIC"), Column.text("purged", "PURGED"));
+
+        @ParentCommand
+        private TopicCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        private String topic;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "TOPIC", topic);
+            return AdminSupport.print(group.root, spec, COLUMNS, admin -> {
+                long purged = admin.purgeTopic(topic);
+                Map<String, Object> record = new LinkedHashMap<>();
+                record.put("topic", topic);
+                record.put("purged", purged);
+                return List.of(record);
+            });
+        }
+    }
+
+    @Command(name = "peek", mixinStandardHelpOptions = true,
+            description = "Print up to --limit stored messages of TOPIC, without consuming them: id, topic, "
+                    + "payload (UTF-8), headers, enqueuedAt, dueAt, expiresAt (null when it never expires).")
+    static final class Peek implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(
+                Column.text("id", "ID"),
+                Column.text("topic", "TOPIC"),
+                Column.time("enqueuedAt", "ENQUEUED_AT"),
+                Column.time("dueAt", "DUE_AT"),
+                Column.time("expiresAt", "EXPIRES_AT"),
+                Column.map("headers", "HEADERS"),
+                Column.text("payload", "PAYLOAD"));
+
+        @ParentCommand
+        private TopicCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        private String topic;
+
+        @Option(names = "--limit", paramLabel = "N", description = "Print at most N, 1..10000 (default: 20).")
+        private int limit = 20;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "TOPIC", topic);
+            if (limit < 1 || limit > 10_000) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--limit must be between 1 and 10000, got " + limit);
+            }
+            return AdminSupport.print(group.root, spec, COLUMNS,
+                    admin -> admin.peekTopic(topic, limit).stream().map(this::record).toList());
+        }
+
+        private Map<String, Object> record(PeekedMessage m) {
+            Map<String, Object> record = new LinkedHashMap<>();
+            record.put("id", m.getId());
+            record.put("topic", topic);
+            record.put("payload", m.getPayload().toStringUtf8());
+            record.put("headers", new TreeMap<>(m.getHeadersMap()));
+            record.put("enqueuedAt", m.getEnqueuedAtMs());
+            record.put("dueAt", m.getDueAtMs());
+            record.put("expiresAt", m.getExpiresAtMs() == 0 ? null : m.getExpiresAtMs());
+            return record;
+        }
+    }
+}

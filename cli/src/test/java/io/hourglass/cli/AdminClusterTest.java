@@ -1,0 +1,144 @@
+package io.hourglass.cli;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.Subscription;
+import io.hourglass.server.testing.TestCluster;
+import io.hourglass.server.testing.TestNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The admin commands against a real 3-node cluster, over TCP. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class AdminClusterTest {
+    private final ObjectMapper json = new ObjectMapper();
+    private TestCluster cluster;
+    private HourglassClient consumerClient;
+    private Subscription subscription;
+
+    @BeforeAll
+    void start(@TempDir Path dir) {
+        cluster = TestCluster.start(dir, 3, Map.of());
+        Cli.Result published = run("publish", "orders", "p", "--count", "3");
+        assertEquals(0, published.exitCode(), published.err());
+        consumerClient = HourglassClient.builder().servers(cluster.targetList()).build();
+        subscription = consumerClient.subscribe("live", "workers", (message, context) -> { });
+    }
+
+    @AfterAll
+    void stop() {
+        if (subscription != null) {
+            subscription.close();
+        }
+        if (consumerClient != null) {
+            consumerClient.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private Cli.Result run(String... args) {
+        List<String> all = new ArrayList<>(List.of("--servers", cluster.targets(), "--deadline", "20s"));
+        all.addAll(List.of(args));
+        return Cli.runWith(ClientFactory.grpc(), "", all.toArray(new String[0]));
+    }
+
+    private List<JsonNode> json(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--output", "json"));
+        all.addAll(List.of(args));
+        Cli.Result r = run(all.toArray(new String[0]));
+        assertEquals(0, r.exitCode(), r.err() + "\n" + cluster.describe());
+        List<JsonNode> records = new ArrayList<>();
+        for (String line : r.outLines()) {
+            records.add(json.readTree(line));
+        }
+        return records;
+    }
+
+    @Test
+    void clusterStatusShowsEveryMember() throws Exception {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<JsonNode> members = json("cluster", "status");
+            assertEquals(3, members.size());
+            assertEquals(1, members.stream().filter(m -> m.get("leader").asBoolean()).count());
+            for (JsonNode m : members) {
+                for (String field : List.of("id", "address", "role", "term", "commitIndex", "appliedIndex", "lag", "up")) {
+                    assertTrue(m.has(field), field + " in " + m);
+                }
+                assertTrue(m.get("up").asBoolean(), m.toString());
+                assertTrue(m.get("term").isIntegralNumber(), m.toString());
+            }
+        });
+    }
+
+    @Test
+    void topicCommandsSeeThePublishedMessages() throws Exception {
+        List<JsonNode> topics = json("topic", "list");
+        assertTrue(topics.stream().anyMatch(t -> t.get("topic").asText().equals("orders")), topics.toString());
+
+        JsonNode stats = json("topic", "stats", "orders").get(0);
+        assertEquals("orders", stats.get("topic").asText());
+        assertEquals(3, stats.get("pending").asLong(), stats.toString());
+
+        List<JsonNode> peeked = json("topic", "peek", "orders", "--limit", "2");
+        assertEquals(2, peeked.size());
+        assertTrue(peeked.get(0).get("payload").asText().startsWith("p-"), peeked.toString());
+        assertTrue(peeked.get(0).get("enqueuedAt").asLong() > 1_600_000_000_000L, peeked.toString());
+
+        Cli.Result missing = run("topic", "stats", "no-such-topic");
+        assertEquals(ExitCodes.NOT_FOUND, missing.exitCode(), missing.err());
+        assertEquals(1, missing.errLines().size(), missing.err());
+    }
+
+    @Test
+    void consumerAndGroupLists() throws Exception {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<JsonNode> consumers = json("consumer", "list", "live");
+            assertEquals(1, consumers.size(), consumers.toString());
+            assertEquals("workers", consumers.get(0).get("group").asText());
+        });
+        for (JsonNode group : json("group", "list", "live")) {
+            assertEquals("live", group.get("topic").asText());
+        }
+    }
+
+    @Test
+    void snapshotTransferLeaderAndRemovingTheLeader() throws Exception {
+        JsonNode snapshot = json("cluster", "snapshot").get(0);
+        assertTrue(snapshot.get("index").asLong() >= 0, snapshot.toString());
+        String other = cluster.followers().get(0).id();
+        assertEquals(other, json("cluster", "snapshot", "--node", other).get(0).get("nodeId").asText());
+
+        TestNode leader = cluster.awaitLeader();
+        TestNode target = cluster.followers().get(0);
+        JsonNode moved = json("cluster", "transfer-leader", target.id()).get(0);
+        assertEquals(target.id(), moved.get("leaderId").asText());
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.leader().filter(l -> l == target).isPresent());
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Cli.Result removeLeader = run("cluster", "remove-node", target.id());
+            assertEquals(ExitCodes.FAILED_PRECONDITION, removeLeader.exitCode(), removeLeader.err());
+            assertEquals(1, removeLeader.errLines().size(), removeLeader.err());
+        });
+        Cli.Result unknown = run("cluster", "transfer-leader", "n99");
+        assertEquals(ExitCodes.NOT_FOUND, unknown.exitCode(), unknown.err());
+        assertTrue(leader.isRunning());
+    }
+}

@@ -1,0 +1,193 @@
+package io.hourglass.client;
+
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.hourglass.api.v1.AddNodeRequest;
+import io.hourglass.api.v1.AdminGrpc;
+import io.hourglass.api.v1.ClusterStatusRequest;
+import io.hourglass.api.v1.ClusterStatusResponse;
+import io.hourglass.api.v1.ConsumerInfo;
+import io.hourglass.api.v1.DeleteGroupRequest;
+import io.hourglass.api.v1.GroupInfo;
+import io.hourglass.api.v1.ListConsumersRequest;
+import io.hourglass.api.v1.ListGroupsRequest;
+import io.hourglass.api.v1.ListTopicsRequest;
+import io.hourglass.api.v1.MembershipResponse;
+import io.hourglass.api.v1.NodeInfo;
+import io.hourglass.api.v1.NodeStatusRequest;
+import io.hourglass.api.v1.PeekTopicRequest;
+import io.hourglass.api.v1.PeekedMessage;
+import io.hourglass.api.v1.PurgeTopicRequest;
+import io.hourglass.api.v1.RemoveNodeRequest;
+import io.hourglass.api.v1.SnapshotRequest;
+import io.hourglass.api.v1.SnapshotResponse;
+import io.hourglass.api.v1.TopicInfo;
+import io.hourglass.api.v1.TopicStatsRequest;
+import io.hourglass.api.v1.TransferLeaderRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/**
+ * Operating a cluster over the {@code Admin} gRPC service: status, membership, snapshots,
+ * topics, groups and consumers. Obtained from {@link HourglassClient#admin()}; shares that
+ * client's servers and retry policy and is closed with it.
+ *
+ * <p>Calls are blocking. Each sticks to the client's current server and is retried on
+ * {@code UNAVAILABLE} with backoff until the {@link RetryPolicy} deadline, moving to the next
+ * server (or the one a {@code hourglass-leader} hint names); any other status fails at once.
+ * The server forwards leader-only calls itself, so any node will do. A retried
+ * {@link #addNode}/{@link #removeNode} may find its earlier attempt already applied (then
+ * {@code ALREADY_EXISTS}/{@code NOT_FOUND}).
+ *
+ * <p>Results are the {@code hourglass.v1} protobuf messages. Failures are
+ * {@link HourglassClientException} subtypes: {@link InvalidRequestException} for
+ * {@code INVALID_ARGUMENT}, {@code NOT_FOUND}, {@code FAILED_PRECONDITION}, {@code ALREADY_EXISTS}
+ * (the gRPC status is the exception's cause, see {@link #statusCode}), {@link UnavailableException}
+ * when no server answered in time. Thread-safe.
+ */
+public final class AdminClient {
+    /** Per attempt: long enough for a leadership transfer (20 s) or a snapshot (30 s). */
+    static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(60);
+
+    private final ServerPool pool;
+    private final RetryPolicy retry;
+    private final Duration callTimeout;
+    private volatile boolean closed;
+
+    AdminClient(ServerPool pool, RetryPolicy retry, Duration callTimeout) {
+        this.pool = pool;
+        this.retry = retry;
+        this.callTimeout = callTimeout;
+    }
+
+    /** The answering node's own view. */
+    public NodeInfo nodeStatus() {
+        return call("node status", NodeStatusRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::nodeStatus);
+    }
+
+    /** Every member's view, gathered by the answering node; members that do not answer are down. */
+    public ClusterStatusResponse clusterStatus() {
+        return call("cluster status", ClusterStatusRequest.getDefaultInstance(),
+                AdminGrpc.AdminBlockingStub::clusterStatus);
+    }
+
+    /** Adds a voter that already runs (started empty with {@code --join}). */
+    public MembershipResponse addNode(String id, String host, int raftPort, int grpcPort) {
+        return call("add node " + id, AddNodeRequest.newBuilder().setId(id).setHost(host).setRaftPort(raftPort)
+                .setGrpcPort(grpcPort).build(), AdminGrpc.AdminBlockingStub::addNode);
+    }
+
+    /** Removes a voter; {@code FAILED_PRECONDITION} if it is the leader. */
+    public MembershipResponse removeNode(String id) {
+        return call("remove node " + id, RemoveNodeRequest.newBuilder().setId(id).build(),
+                AdminGrpc.AdminBlockingStub::removeNode);
+    }
+
+    /** Moves leadership to {@code id} and waits for it. */
+    public MembershipResponse transferLeader(String id) {
+        return call("transfer leadership to " + id, TransferLeaderRequest.newBuilder().setId(id).build(),
+                AdminGrpc.AdminBlockingStub::transferLeader);
+    }
+
+    /** Takes a snapshot on {@code nodeId}, or on the answering node when empty. */
+    public SnapshotResponse snapshot(String nodeId) {
+        return call("snapshot", SnapshotRequest.newBuilder().setNodeId(nodeId == null ? "" : nodeId).build(),
+                AdminGrpc.AdminBlockingStub::snapshot);
+    }
+
+    public List<TopicInfo> listTopics() {
+        return call("list topics", ListTopicsRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::listTopics)
+                .getTopicsList();
+    }
+
+    public TopicInfo topicStats(String topic) {
+        return call("stats of topic " + topic, TopicStatsRequest.newBuilder().setTopic(topic).build(),
+                AdminGrpc.AdminBlockingStub::topicStats);
+    }
+
+    /** Deletes every stored message of {@code topic}; returns how many there were. */
+    public long purgeTopic(String topic) {
+        return call("purge topic " + topic, PurgeTopicRequest.newBuilder().setTopic(topic).build(),
+                AdminGrpc.AdminBlockingStub::purgeTopic).getPurged();
+    }
+
+    /** Up to {@code limit} stored messages of {@code topic} (0 = the server's default, 20). */
+    public List<PeekedMessage> peekTopic(String topic, int limit) {
+        return call("peek topic " + topic, PeekTopicRequest.newBuilder().setTopic(topic).setLimit(limit).build(),
+                AdminGrpc.AdminBlockingStub::peekTopic).getMessagesList();
+    }
+
+    public List<GroupInfo> listGroups(String topic) {
+        return call("list groups of " + topic, ListGroupsRequest.newBuilder().setTopic(topic).build(),
+                AdminGrpc.AdminBlockingStub::listGroups).getGroupsList();
+    }
+
+    public void deleteGroup(String topic, String group) {
+        call("delete group " + group + " of " + topic,
+                DeleteGroupRequest.newBuilder().setTopic(topic).setGroup(group).build(),
+                AdminGrpc.AdminBlockingStub::deleteGroup);
+    }
+
+    /** Connected consumers of {@code topic}, or of every topic when it is empty or null. */
+    public List<ConsumerInfo> listConsumers(String topic) {
+        return call("list consumers", ListConsumersRequest.newBuilder().setTopic(topic == null ? "" : topic).build(),
+                AdminGrpc.AdminBlockingStub::listConsumers).getConsumersList();
+    }
+
+    /** The gRPC status code behind a client exception, or {@code UNKNOWN} when there is none. */
+    public static Status.Code statusCode(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof StatusRuntimeException s) {
+                return s.getStatus().getCode();
+            }
+        }
+        return Status.Code.UNKNOWN;
+    }
+
+    void close() {
+        closed = true;
+    }
+
+    private <Q, R> R call(String what, Q request, BiFunction<AdminGrpc.AdminBlockingStub, Q, R> rpc) {
+        Objects.requireNonNull(request, "request");
+        long deadline = System.nanoTime() + retry.deadline().toNanos();
+        for (int attempt = 1; ; attempt++) {
+            if (closed) {
+                throw new HourglassClientException("client is closed");
+            }
+            ServerPool.Endpoint endpoint = pool.current();
+            AdminGrpc.AdminBlockingStub stub = AdminGrpc.newBlockingStub(endpoint.channel())
+                    .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            Status status;
+            String hint;
+            try {
+                return rpc.apply(stub, request);
+            } catch (StatusRuntimeException e) {
+                status = e.getStatus();
+                Metadata trailers = e.getTrailers();
+                hint = trailers == null ? null : trailers.get(ConsumerStream.LEADER_KEY);
+            }
+            if (!StatusMapping.isRetryable(status)) {
+                throw StatusMapping.toException(status);
+            }
+            boolean redirected = pool.failover(endpoint, hint);
+            Duration wait = redirected && attempt == 1 ? Duration.ZERO : retry.backoff(attempt);
+            if (System.nanoTime() + wait.toNanos() - deadline > 0) {
+                String description = StatusMapping.describe(status);
+                throw new UnavailableException(what + ": no server available within " + retry.deadline().toMillis()
+                        + " ms (last error from " + endpoint.address() + ": " + description + ")",
+                        description, status.asRuntimeException());
+            }
+            try {
+                Thread.sleep(wait.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new HourglassClientException("interrupted while waiting for the server", e);
+            }
+        }
+    }
+}
