@@ -141,4 +141,35 @@ class AdminClusterTest {
         assertEquals(ExitCodes.NOT_FOUND, unknown.exitCode(), unknown.err());
         assertTrue(leader.isRunning());
     }
+
+    @Test
+    void purgeDeleteGroupAddAndRemoveANodeThroughTheCli() throws Exception {
+        assertEquals(0, run("publish", "purge-me", "x", "--count", "4").exitCode());
+        List<JsonNode> purged = json("topic", "purge", "purge-me");
+        assertEquals(4, purged.get(0).get("purged").asInt());
+        assertEquals(5, run("topic", "stats", "purge-me").exitCode(), "nothing is left of a topic without groups");
+
+        assertEquals(0, run("publish", "grp", "y").exitCode());
+        Cli.Result consumed = run("consume", "grp", "--group", "temp", "--count", "1", "--timeout", "20s");
+        assertEquals(0, consumed.exitCode(), consumed.err());
+        assertTrue(json("group", "list", "grp").stream().anyMatch(g -> g.get("group").asText().equals("temp")));
+        assertEquals(true, json("group", "delete", "grp", "temp").get(0).get("deleted").asBoolean());
+        assertEquals(5, run("group", "delete", "grp", "temp").exitCode(), "gone now: NOT_FOUND");
+
+        TestNode joiner = cluster.startJoiner();
+        Map<String, String> s = cluster.settingsOf(joiner);
+        String spec = joiner.id() + "=127.0.0.1:" + s.get("raft.port") + ":" + s.get("grpc.port");
+        List<JsonNode> added = json("cluster", "add-node", spec);
+        assertTrue(added.get(0).get("voters").toString().contains(joiner.id()), added.toString());
+        assertEquals(7, run("cluster", "add-node", spec).exitCode(), "adding it twice: ALREADY_EXISTS");
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            List<JsonNode> members = json("cluster", "status");
+            assertEquals(4, members.size());
+            assertTrue(members.stream().allMatch(m -> m.get("up").asBoolean()), members.toString());
+        });
+        List<JsonNode> removed = json("cluster", "remove-node", joiner.id());
+        assertTrue(!removed.get(0).get("voters").toString().contains(joiner.id()), removed.toString());
+        joiner.stop();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertEquals(3, json("cluster", "status").size()));
+    }
 }
