@@ -316,7 +316,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * or fails after {@code timeout}.
      */
     public void transferLeadership(String peerId, java.time.Duration timeout) throws IOException {
-        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), timeout.toMillis());
+        // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
+        // non-leader answers DIFFERENT_LEADER instead of passing the request on.
+        RaftPeerId leader = server.getDivision(GROUP_ID).getInfo().getLeaderId();
+        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
         if (!reply.isSuccess()) {
             throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
         }

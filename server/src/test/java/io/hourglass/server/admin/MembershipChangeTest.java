@@ -75,13 +75,23 @@ class MembershipChangeTest {
                         .atMost(Duration.ofSeconds(60)).until(() -> n4.node().store().appliedIndex().index() >= target
                                 && n5.node().store().appliedIndex().index() >= target);
 
-                // Shrink back to three: move leadership off the nodes that go, then remove them.
-                for (TestNode leaving : List.of(cluster.node(1), cluster.node(2))) {
-                    if (leaving.node().isLeader()) {
-                        admin.withDeadlineAfter(60, TimeUnit.SECONDS).transferLeader(TransferLeaderRequest.newBuilder()
-                                .setId("n3").build());
-                        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.node(3).node().isLeader());
+                // Shrink back to three: move leadership off the nodes that go (retrying while a
+                // leadership change may be under way), then remove them.
+                await("leadership off n1 and n2").atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+                    TestNode leader = cluster.awaitLeader();
+                    if (leader == cluster.node(1) || leader == cluster.node(2)) {
+                        ManagedChannel via = ManagedChannelBuilder.forTarget(cluster.node(3).target()).usePlaintext().build();
+                        try {
+                            AdminGrpc.newBlockingStub(via).withDeadlineAfter(30, TimeUnit.SECONDS)
+                                    .transferLeader(TransferLeaderRequest.newBuilder().setId("n3").build());
+                        } finally {
+                            via.shutdownNow();
+                        }
                     }
+                    TestNode now = cluster.awaitLeader();
+                    return now != cluster.node(1) && now != cluster.node(2);
+                });
+                for (TestNode leaving : List.of(cluster.node(1), cluster.node(2))) {
                     ManagedChannel via3 = ManagedChannelBuilder.forTarget(cluster.node(3).target()).usePlaintext().build();
                     try {
                         AdminGrpc.newBlockingStub(via3).withDeadlineAfter(60, TimeUnit.SECONDS)
