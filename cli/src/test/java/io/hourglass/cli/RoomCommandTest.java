@@ -66,8 +66,10 @@ class RoomCommandTest {
         assertTrue(record.get("priority").isIntegralNumber());
         assertTrue(record.get("oob").isBoolean());
         assertEquals(false, record.get("oob").asBoolean());
+        RoomSendRequest sent = (RoomSendRequest) rooms.unaryRequests.get(0);
+        assertTrue(!sent.getProducerId().isEmpty(), "the send carries an idempotency key");
         assertEquals(RoomSendRequest.newBuilder().setRoom("r").setPayload(ByteString.copyFromUtf8("hello"))
-                .setPriority(-3).build(), rooms.unaryRequests.get(0));
+                .setPriority(-3).setProducerId(sent.getProducerId()).build(), sent);
     }
 
     @Test

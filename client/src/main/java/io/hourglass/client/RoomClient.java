@@ -29,9 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Unary calls stick to the client's current server and are retried on {@code UNAVAILABLE}
  * with backoff until the client's {@link RetryPolicy} deadline, following a follower's
- * {@code hourglass-leader} hint; other statuses are not retried. A retried {@link #send} may
- * enqueue the message twice if an earlier attempt did commit (the request carries no
- * idempotency key).
+ * {@code hourglass-leader} hint; other statuses are not retried. Each {@link #send} carries an
+ * idempotency key kept across its retries, so a retry after a lost answer returns the first
+ * message's id instead of enqueueing it twice.
  *
  * <p>Thread-safe. Synchronous methods throw, and asynchronous ones complete their futures with,
  * {@link HourglassClientException} subtypes: {@link InvalidRequestException} (the server refused
@@ -78,8 +78,10 @@ public final class RoomClient {
 
     private CompletableFuture<String> sendAsync(String room, byte[] payload, int priority,
                                                 String clientId) {
+        // One idempotency key per send, kept across its retries: a retry after a lost answer gets the
+        // first message's id back instead of enqueueing the message twice.
         RoomSendRequest request = sendRequest(room, payload).setPriority(priority)
-                .setClientId(clientId).build();
+                .setClientId(clientId).setProducerId(java.util.UUID.randomUUID().toString()).build();
         return caller.call("send to room '" + room + "'", request,
                         RoomsGrpc.RoomsStub::send)
                 .thenApply(r -> r.getMessageId());

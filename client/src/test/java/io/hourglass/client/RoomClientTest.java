@@ -130,8 +130,10 @@ class RoomClientTest {
 
         assertEquals("m-1", id);
         assertEquals(3, server.unaryRequests.size());
+        RoomSendRequest first = (RoomSendRequest) server.unaryRequests.get(0);
+        assertFalse(first.getProducerId().isEmpty(), "every send carries an idempotency key");
         assertEquals(RoomSendRequest.newBuilder().setRoom("r").setPayload(com.google.protobuf.ByteString.copyFromUtf8("x"))
-                .build(), server.unaryRequests.get(2));
+                .setProducerId(first.getProducerId()).build(), server.unaryRequests.get(2), "retries keep the key");
     }
 
     @Test

@@ -45,8 +45,8 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
         }
         for (RoomChange change : rooms) {
             if (change instanceof RoomChange.Sent sent) {
-                for (PendingMessage m : sent.messages()) {
-                    b.addPublishedKeys(com.google.protobuf.ByteString.copyFrom(m.key().toBytes()));
+                for (io.hourglass.core.rooms.RoomKey k : sent.answered()) {
+                    b.addPublishedKeys(com.google.protobuf.ByteString.copyFrom(k.toBytes()));
                 }
             }
         }

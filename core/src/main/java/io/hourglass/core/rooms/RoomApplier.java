@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
 public final class RoomApplier {
     private static final Logger LOG = LoggerFactory.getLogger(RoomApplier.class);
     private final RoomStore rooms;
+    private final EventStore store;
 
     public RoomApplier(EventStore store) {
+        this.store = store;
         this.rooms = new RoomStore(store);
     }
 
@@ -69,9 +71,28 @@ public final class RoomApplier {
                     + " room messages");
         }
         List<PendingMessage> sent = new ArrayList<>(send.getMessagesCount());
+        List<RoomKey> answered = new ArrayList<>(send.getMessagesCount());
+        java.util.Map<String, RoomKey> inThisEntry = new java.util.HashMap<>();
+        batch.forgetProducerIdsBefore(stampMs - io.hourglass.core.command.StateApplier.DEDUP_WINDOW_MS, 1024);
         for (int i = 0; i < send.getMessagesCount(); i++) {
             RoomNewMessage m = send.getMessages(i);
+            String pid = m.getProducerId();
+            if (!pid.isEmpty()) {
+                RoomKey earlier = inThisEntry.get(pid);
+                if (earlier == null) {
+                    earlier = store.roomKeyOfProducerId(pid).map(RoomKey::fromBytes).orElse(null);
+                }
+                if (earlier != null) {
+                    answered.add(earlier); // a retry: answer with the message stored the first time
+                    continue;
+                }
+            }
             RoomKey key = RoomKey.of(room, m.getPriority(), position.index(), i);
+            if (!pid.isEmpty()) {
+                batch.putRoomProducerId(pid, key.toBytes(), stampMs);
+                inThisEntry.put(pid, key);
+            }
+            answered.add(key);
             RoomMessage stored = RoomMessage.newBuilder()
                     .setId(key.id())
                     .setRoom(room)
@@ -84,7 +105,7 @@ public final class RoomApplier {
             rooms.putMessage(batch, key, stored);
             sent.add(PendingMessage.of(key, stored));
         }
-        return new RoomChange.Sent(room, sent);
+        return new RoomChange.Sent(room, sent, answered);
     }
 
     private RoomChange release(StoreBatch batch, String room, RoomReleaseCmd release, long stampMs) {

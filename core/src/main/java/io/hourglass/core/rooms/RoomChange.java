@@ -12,10 +12,19 @@ import java.util.List;
 public sealed interface RoomChange permits RoomChange.Sent, RoomChange.Released, RoomChange.Configured {
     String room();
 
-    /** Messages appended to the room's pending queue, in entry order. */
-    record Sent(String room, List<PendingMessage> messages) implements RoomChange {
+    /**
+     * Messages appended to the room's pending queue, in entry order; {@code answered} are the ids the
+     * proposer gets, one per message it sent — a retried send (same producer id) answers the first
+     * message's key and appends nothing.
+     */
+    record Sent(String room, List<PendingMessage> messages, List<RoomKey> answered) implements RoomChange {
         public Sent {
             messages = List.copyOf(messages);
+            answered = List.copyOf(answered);
+        }
+
+        public Sent(String room, List<PendingMessage> messages) {
+            this(room, messages, messages.stream().map(PendingMessage::key).toList());
         }
     }
 

@@ -178,7 +178,13 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
 
     /** Sends one message; completes with its id once committed. */
     public CompletableFuture<String> send(String room, int priority, ByteString payload, ClientId producer) {
-        return send(room, List.of(new RoomSend(priority, payload)), producer).thenApply(ids -> ids.get(0));
+        return send(room, priority, payload, producer, "");
+    }
+
+    /** Sends one message under an idempotency key: a retry with the same key answers the first id. */
+    public CompletableFuture<String> send(String room, int priority, ByteString payload, ClientId producer,
+                                          String producerId) {
+        return send(room, List.of(new RoomSend(priority, payload, producerId)), producer).thenApply(ids -> ids.get(0));
     }
 
     /**
@@ -196,7 +202,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         String from = producer == null ? "" : producer.toString();
         for (RoomSend m : messages) {
             send.addMessages(RoomNewMessage.newBuilder().setPriority(m.priority()).setPayload(m.payload())
-                    .setProducer(from));
+                    .setProducer(from).setProducerId(m.producerId()));
         }
         if (producer != null) {
             loop.submit(() -> {

@@ -369,6 +369,17 @@ public final class EventStore implements AutoCloseable {
         return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(java.util.Arrays.copyOf(v, EventKey.LENGTH)));
     }
 
+    /** The room key a room send's producer id was stored under, within the dedup window. */
+    public Optional<byte[]> roomKeyOfProducerId(String producerId) {
+        byte[] v = get(d -> d.dedup, roomDedupKey(producerId));
+        return v == null ? Optional.empty() : Optional.of(java.util.Arrays.copyOf(v, v.length - 8));
+    }
+
+    static byte[] roomDedupKey(String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + p.length).put((byte) 'r').put(p).array();
+    }
+
     interface DedupVisitor {
         boolean visit(long stampMs, String producerId);
     }

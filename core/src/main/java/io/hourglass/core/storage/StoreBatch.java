@@ -72,12 +72,24 @@ public final class StoreBatch implements AutoCloseable {
         }
     }
 
+    /** Remembers that a room send's {@code producerId} was stored under {@code roomKey}. */
+    public void putRoomProducerId(String producerId, byte[] roomKey, long stampMs) {
+        try {
+            batch.put(db.dedup, EventStore.roomDedupKey(producerId),
+                    java.nio.ByteBuffer.allocate(roomKey.length + 8).put(roomKey).putLong(stampMs).array());
+            batch.put(db.dedup, EventStore.dedupTimeKey(stampMs, producerId), new byte[0]);
+        } catch (RocksDBException e) {
+            throw new StorageException("batch put failed", e);
+        }
+    }
+
     /** Forgets producer ids remembered before {@code beforeMs}, at most {@code limit} of them. */
     public int forgetProducerIdsBefore(long beforeMs, int limit) {
         int[] n = {0};
         store.scanDedupTimes(beforeMs, (stamp, producerId) -> {
             try {
                 batch.delete(db.dedup, EventStore.dedupKey(producerId));
+                batch.delete(db.dedup, EventStore.roomDedupKey(producerId));
                 batch.delete(db.dedup, EventStore.dedupTimeKey(stamp, producerId));
             } catch (RocksDBException e) {
                 throw new StorageException("batch delete failed", e);

@@ -85,6 +85,20 @@ class RoomApplierTest {
     }
 
     @Test
+    void aRetriedSendWithTheSameProducerIdAnswersTheFirstMessageAndEnqueuesNothing() {
+        RoomCommand.Builder first = RoomCommand.newBuilder().setRoom("r").setSend(RoomSendCmd.newBuilder()
+                .addMessages(RoomNewMessage.newBuilder().setPriority(1).setPayload(ByteString.copyFromUtf8("once"))
+                        .setProducerId("send-1")));
+        ApplyResult r1 = apply(first);
+        ApplyResult r2 = apply(first.clone());
+        RoomKey key = keys(r1).get(0);
+        assertEquals(List.of(), keys(r2), "nothing appended to the queue");
+        assertEquals(r1.reply().getPublishedKeysList(), r2.reply().getPublishedKeysList(), "the retry gets the first id");
+        assertEquals(List.of(key), ((RoomChange.Sent) r2.rooms().get(0)).answered());
+        assertEquals(1, rooms.loadAll().pending().get("r").size());
+    }
+
+    @Test
     void sendStoresEachMessageUnderAKeyDerivedFromTheEntryAndAnswersTheKeys() {
         ApplyResult r = apply(send("r", 3, "a", -1, "b"));
         List<RoomKey> keys = keys(r);

@@ -78,7 +78,7 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
     @Override
     public void send(RoomSendRequest request, StreamObserver<RoomSendResponse> out) {
         answer(out, () -> engine.send(request.getRoom(), request.getPriority(), request.getPayload(),
-                        RoomsWire.producer(request.getClientId())),
+                        RoomsWire.producer(request.getClientId()), request.getProducerId()),
                 id -> RoomSendResponse.newBuilder().setMessageId(id).build());
     }
 
