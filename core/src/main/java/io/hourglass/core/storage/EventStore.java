@@ -176,7 +176,7 @@ public final class EventStore implements AutoCloseable {
     }
 
     public boolean hasReceipt(EventKey key, String group) {
-        return get(d -> d.receipts, receiptKey(key, group)) != null;
+        return get(d -> d.receipts, StoreKeys.receiptKey(key, group)) != null;
     }
 
     /** The durable groups of a topic (empty when it has none). */
@@ -365,19 +365,14 @@ public final class EventStore implements AutoCloseable {
 
     /** The key a producer id was stored under, if it was stored since the dedup window began. */
     public Optional<EventKey> keyOfProducerId(String producerId) {
-        byte[] v = get(d -> d.dedup, dedupKey(producerId));
+        byte[] v = get(d -> d.dedup, StoreKeys.dedupKey(producerId));
         return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(java.util.Arrays.copyOf(v, EventKey.LENGTH)));
     }
 
     /** The room key a room send's producer id was stored under, within the dedup window. */
     public Optional<byte[]> roomKeyOfProducerId(String producerId) {
-        byte[] v = get(d -> d.dedup, roomDedupKey(producerId));
+        byte[] v = get(d -> d.dedup, StoreKeys.roomDedupKey(producerId));
         return v == null ? Optional.empty() : Optional.of(java.util.Arrays.copyOf(v, v.length - 8));
-    }
-
-    static byte[] roomDedupKey(String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + p.length).put((byte) 'r').put(p).array();
     }
 
     interface DedupVisitor {
@@ -391,24 +386,10 @@ public final class EventStore implements AutoCloseable {
                 new String(k, 9, k.length - 9, StandardCharsets.UTF_8)));
     }
 
-    static byte[] dedupKey(String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + p.length).put((byte) 'p').put(p).array();
-    }
-
-    static byte[] dedupTimeKey(long stampMs, String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
-    }
-
     /** The client address a member registered through the log, if it did. */
     public Optional<String> peerAddress(String id) {
-        byte[] v = get(d -> d.meta, peerKey(id));
+        byte[] v = get(d -> d.meta, StoreKeys.peerKey(id));
         return v == null ? Optional.empty() : Optional.of(new String(v, StandardCharsets.UTF_8));
-    }
-
-    static byte[] peerKey(String id) {
-        return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
     }
 
     /** Visits every stored message of one topic (due or not), in key order. */
@@ -419,19 +400,6 @@ public final class EventStore implements AutoCloseable {
             var m = parse(v);
             return !m.getTopic().equals(topic) || visitor.visit(EventKey.fromBytes(k), m);
         });
-    }
-
-    static byte[] receiptKey(EventKey key, String group) {
-        byte[] g = group.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(EventKey.LENGTH + g.length).put(key.toBytes()).put(g).array();
-    }
-
-    static byte[] expiryKey(long expiresAtMs, EventKey key) {
-        return ByteBuffer.allocate(8 + EventKey.LENGTH).putLong(expiresAtMs).put(key.toBytes()).array();
-    }
-
-    static byte[] topicKey(String topic) {
-        return (TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
     }
 
     static StoredMessage parse(byte[] value) {

@@ -32,7 +32,7 @@ public final class StoreBatch implements AutoCloseable {
         try {
             batch.put(db.events, key.toBytes(), message.toByteArray());
             if (message.getExpiresAtMs() > 0) {
-                batch.put(db.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
+                batch.put(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
             }
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
@@ -45,7 +45,7 @@ public final class StoreBatch implements AutoCloseable {
             byte[] k = key.toBytes();
             batch.delete(db.events, k);
             if (message.getExpiresAtMs() > 0) {
-                batch.delete(db.expiry, EventStore.expiryKey(message.getExpiresAtMs(), key));
+                batch.delete(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key));
             }
             batch.deleteRange(db.receipts, k, successor(k));
         } catch (RocksDBException e) {
@@ -55,7 +55,7 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putReceipt(EventKey key, String group) {
         try {
-            batch.put(db.receipts, EventStore.receiptKey(key, group), new byte[0]);
+            batch.put(db.receipts, StoreKeys.receiptKey(key, group), new byte[0]);
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
         }
@@ -64,9 +64,9 @@ public final class StoreBatch implements AutoCloseable {
     /** Remembers that {@code producerId} was stored as {@code key} at {@code stampMs}. */
     public void putProducerId(String producerId, EventKey key, long stampMs) {
         try {
-            batch.put(db.dedup, EventStore.dedupKey(producerId),
+            batch.put(db.dedup, StoreKeys.dedupKey(producerId),
                     java.nio.ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
-            batch.put(db.dedup, EventStore.dedupTimeKey(stampMs, producerId), new byte[0]);
+            batch.put(db.dedup, StoreKeys.dedupTimeKey(stampMs, producerId), new byte[0]);
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
         }
@@ -75,9 +75,9 @@ public final class StoreBatch implements AutoCloseable {
     /** Remembers that a room send's {@code producerId} was stored under {@code roomKey}. */
     public void putRoomProducerId(String producerId, byte[] roomKey, long stampMs) {
         try {
-            batch.put(db.dedup, EventStore.roomDedupKey(producerId),
+            batch.put(db.dedup, StoreKeys.roomDedupKey(producerId),
                     java.nio.ByteBuffer.allocate(roomKey.length + 8).put(roomKey).putLong(stampMs).array());
-            batch.put(db.dedup, EventStore.dedupTimeKey(stampMs, producerId), new byte[0]);
+            batch.put(db.dedup, StoreKeys.dedupTimeKey(stampMs, producerId), new byte[0]);
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
         }
@@ -88,9 +88,9 @@ public final class StoreBatch implements AutoCloseable {
         int[] n = {0};
         store.scanDedupTimes(beforeMs, (stamp, producerId) -> {
             try {
-                batch.delete(db.dedup, EventStore.dedupKey(producerId));
-                batch.delete(db.dedup, EventStore.roomDedupKey(producerId));
-                batch.delete(db.dedup, EventStore.dedupTimeKey(stamp, producerId));
+                batch.delete(db.dedup, StoreKeys.dedupKey(producerId));
+                batch.delete(db.dedup, StoreKeys.roomDedupKey(producerId));
+                batch.delete(db.dedup, StoreKeys.dedupTimeKey(stamp, producerId));
             } catch (RocksDBException e) {
                 throw new StorageException("batch delete failed", e);
             }
@@ -101,7 +101,7 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putPeerAddress(String id, String grpcAddress) {
         try {
-            batch.put(db.meta, EventStore.peerKey(id), grpcAddress.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            batch.put(db.meta, StoreKeys.peerKey(id), grpcAddress.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (RocksDBException e) {
             throw new StorageException("batch put failed", e);
         }
@@ -109,7 +109,7 @@ public final class StoreBatch implements AutoCloseable {
 
     public void deleteReceipt(EventKey key, String group) {
         try {
-            batch.delete(db.receipts, EventStore.receiptKey(key, group));
+            batch.delete(db.receipts, StoreKeys.receiptKey(key, group));
         } catch (RocksDBException e) {
             throw new StorageException("batch delete failed", e);
         }
@@ -119,9 +119,9 @@ public final class StoreBatch implements AutoCloseable {
     public void putTopicGroups(String topic, Set<String> groups) {
         try {
             if (groups.isEmpty()) {
-                batch.delete(db.meta, EventStore.topicKey(topic));
+                batch.delete(db.meta, StoreKeys.topicKey(topic));
             } else {
-                batch.put(db.meta, EventStore.topicKey(topic),
+                batch.put(db.meta, StoreKeys.topicKey(topic),
                         TopicGroups.newBuilder().addAllGroups(groups).build().toByteArray());
             }
         } catch (RocksDBException e) {

@@ -1,0 +1,22 @@
+package io.hourglass.chaos.check;
+
+/** The kinds of violation the checker names; see the package documentation for each rule. */
+public enum ViolationClass {
+    LOST("acknowledged publish never received by a receiver"),
+    EARLY("delivered before due (beyond clock tolerance)"),
+    EXPIRED("delivered after expiry"),
+    AFTER_CONFIRM("delivered to a group after its confirmed ACK"),
+    DOUBLE_HOLD("held by two members of one group at once"),
+    ROOM_LOCKSTEP("room message released before every sync member acked the previous"),
+    DIVERGENCE("nodes differ in state digest at the same applied index");
+
+    private final String description;
+
+    ViolationClass(String description) {
+        this.description = description;
+    }
+
+    public String description() {
+        return description;
+    }
+}

@@ -1,0 +1,65 @@
+/**
+ * The chaos history checker: reads the history a chaos run recorded and names every violation.
+ *
+ * <h2>History format</h2>
+ *
+ * <p>One JSON object per line (blank lines and lines starting with {@code #} are skipped). Every
+ * event has {@code type}, {@code process} (the recording client's id) and {@code t} (epoch ms on
+ * the recording client's clock; clocks may disagree by up to the clock tolerance). Per type:
+ *
+ * <table>
+ *   <caption>Event types</caption>
+ *   <tr><th>type</th><th>fields</th><th>meaning</th></tr>
+ *   <tr><td>{@code config}</td><td>{@code inFlightTimeoutMs}, {@code clockToleranceMs} (both
+ *       optional)</td><td>run parameters; the checker's own settings win over the history's</td></tr>
+ *   <tr><td>{@code subscribe}</td><td>{@code topic, group, consumer}</td><td>a consumer joined;
+ *       declares the receiver (see below) as expecting every later publish to the topic</td></tr>
+ *   <tr><td>{@code publish}</td><td>{@code id, topic, dueAt, expiresAt} (0 = none), {@code ok}
+ *       </td><td>a publish completed; {@code ok=false} means failed or indeterminate</td></tr>
+ *   <tr><td>{@code deliver}</td><td>{@code id, topic, group, consumer, attempt}</td><td>a consumer
+ *       received a message; {@code group} empty = universal consumer</td></tr>
+ *   <tr><td>{@code ack}, {@code nack}</td><td>{@code id, group, consumer}</td><td>settled by the
+ *       consumer (a plain ack may still be lost by a failover)</td></tr>
+ *   <tr><td>{@code confirm}</td><td>{@code id, group}</td><td>a confirmed ACK completed: the
+ *       group must never see the message again</td></tr>
+ *   <tr><td>{@code disconnect}</td><td>{@code consumer}</td><td>the consumer's stream ended</td></tr>
+ *   <tr><td>{@code fault}</td><td>{@code kind, node, start, end} (end 0 = never healed)</td>
+ *       <td>an injected fault, e.g. {@code kill-leader}, {@code pause}, {@code partition}</td></tr>
+ *   <tr><td>{@code room_send}</td><td>{@code room, messageId}</td><td>a room send committed</td></tr>
+ *   <tr><td>{@code room_deliver}</td><td>{@code room, messageId, member, sync, oob}</td><td>a
+ *       member received a room message ({@code oob=true}: out-of-band, never gated)</td></tr>
+ *   <tr><td>{@code room_ack}</td><td>{@code room, messageId, member}</td><td>a sync member acked</td></tr>
+ *   <tr><td>{@code room_evict}, {@code room_unsubscribe}</td><td>{@code room, member}</td><td>the
+ *       member left the room's sync set</td></tr>
+ *   <tr><td>{@code digest}</td><td>{@code node, appliedIndex, digest}</td><td>a node's state digest
+ *       after healing (admin query)</td></tr>
+ * </table>
+ *
+ * <p>Unknown types are counted as operations and otherwise ignored.
+ *
+ * <h2>Violation classes</h2>
+ *
+ * <p>A <em>receiver</em> is a durable group (its name), or a universal consumer ({@code *} plus the
+ * consumer id) when {@code group} is empty. T is the clock tolerance (default 200 ms), END the
+ * largest {@code t} in the history.
+ *
+ * <ul>
+ *   <li><b>LOST</b> — an {@code ok} publish without TTL, due by {@code END - T}, that a receiver of
+ *       its topic never got. A receiver expects publishes made at or after its first
+ *       {@code subscribe}; a receiver seen only in deliveries expects all of the topic's publishes.
+ *   <li><b>EARLY</b> — a delivery at {@code t < dueAt - T}.
+ *   <li><b>EXPIRED</b> — a delivery at {@code t > expiresAt + T} ({@code expiresAt > 0}).
+ *   <li><b>AFTER_CONFIRM</b> — a delivery to a group at {@code t > confirm.t + T}.
+ *   <li><b>DOUBLE_HOLD</b> — a group member receives a message another member of that group
+ *       holds, with no ack/NACK/confirm by (its {@code consumer}, else its {@code process}) or
+ *       disconnect of the holder, no in-flight timeout
+ *       ({@code t >= held + inFlightTimeout - T}) and no fault overlapping the interval in between.
+ *   <li><b>ROOM_LOCKSTEP</b> — a room's next gated message reaches any member while a sync member
+ *       that received the previous one had neither acked it nor been evicted/unsubscribed by
+ *       {@code t + T}.
+ *   <li><b>DIVERGENCE</b> — two nodes report different digests at the same applied index.
+ * </ul>
+ *
+ * <p>{@link io.hourglass.chaos.check.HistoryChecker#main} runs the checker on a file on its own.
+ */
+package io.hourglass.chaos.check;

@@ -1,0 +1,45 @@
+package io.hourglass.core.storage;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The byte layout of the store's secondary keys (the primary one is {@link EventKey}): receipts,
+ * the expiry index, the topic and peer registries in {@code meta}, and the producer-id dedup index.
+ */
+final class StoreKeys {
+    private StoreKeys() {
+    }
+
+    static byte[] receiptKey(EventKey key, String group) {
+        byte[] g = group.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(EventKey.LENGTH + g.length).put(key.toBytes()).put(g).array();
+    }
+
+    static byte[] expiryKey(long expiresAtMs, EventKey key) {
+        return ByteBuffer.allocate(8 + EventKey.LENGTH).putLong(expiresAtMs).put(key.toBytes()).array();
+    }
+
+    static byte[] topicKey(String topic) {
+        return (EventStore.TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] peerKey(String id) {
+        return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] dedupKey(String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + p.length).put((byte) 'p').put(p).array();
+    }
+
+    static byte[] roomDedupKey(String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + p.length).put((byte) 'r').put(p).array();
+    }
+
+    static byte[] dedupTimeKey(long stampMs, String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
+    }
+}
