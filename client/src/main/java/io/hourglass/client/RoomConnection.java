@@ -40,6 +40,8 @@ final class RoomConnection {
     private final RoomReconnects reconnects;
     private final CompletableFuture<String> opened = new CompletableFuture<>();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    /** Why the session ended for good, when it was a failure rather than close(); guarded by lock. */
+    private HourglassClientException terminalFailure;
     private final AtomicLong requestIds = new AtomicLong();
     private final RoomSessionStream.Listener listener = new StreamListener();
 
@@ -104,7 +106,9 @@ final class RoomConnection {
         List<Completion> done = new ArrayList<>();
         synchronized (lock) {
             if (closing && !open) {
-                request.reply().completeExceptionally(new HourglassClientException("room session is closed"));
+                // A session the server refused (or that failed for good) reports why, not just "closed".
+                request.reply().completeExceptionally(terminalFailure != null ? terminalFailure
+                        : new HourglassClientException("room session is closed"));
                 return request.reply();
             }
             if (memberships.accept(request, open, done)) {
@@ -244,6 +248,7 @@ final class RoomConnection {
                 return;
             }
             closing = true;
+            terminalFailure = failure;
             current = null;
             open = false;
             cancelTasksLocked();
