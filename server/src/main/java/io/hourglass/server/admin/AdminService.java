@@ -200,6 +200,16 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         });
     }
 
+    @Override
+    public void stateDigest(io.hourglass.api.v1.StateDigestRequest r,
+                            StreamObserver<io.hourglass.api.v1.StateDigestResponse> out) {
+        answer(out, () -> {
+            EventStore.Digest d = store.digest();
+            return io.hourglass.api.v1.StateDigestResponse.newBuilder().setNodeId(raft.nodeId())
+                    .setAppliedIndex(d.applied().index()).setSha256(d.sha256()).build();
+        });
+    }
+
     private String existingTopic(String topic) {
         validator.validateTopic(topic);
         if (!topics.exists(topic)) {

@@ -139,4 +139,24 @@ class AdminServiceTest {
         admin().transferLeader(TransferLeaderRequest.newBuilder().setId(target.id()).build());
         await().atMost(Duration.ofSeconds(30)).until(() -> target.node().isLeader());
     }
+
+    @Test
+    void everyNodeReportsTheSameDigestAtTheSameAppliedIndex() {
+        client.publishBatch(IntStream.range(0, 20).mapToObj(i -> Message.of("adm-digest", "m" + i)).toList());
+        await("equal digests at an equal applied index").atMost(Duration.ofSeconds(30)).until(() -> {
+            List<io.hourglass.api.v1.StateDigestResponse> digests = cluster.nodes().stream().map(n -> {
+                ManagedChannel c = ManagedChannelBuilder.forTarget(n.target()).usePlaintext().build();
+                try {
+                    return AdminGrpc.newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .stateDigest(io.hourglass.api.v1.StateDigestRequest.getDefaultInstance());
+                } finally {
+                    c.shutdownNow();
+                }
+            }).toList();
+            return digests.stream().map(d -> d.getAppliedIndex() + "/" + d.getSha256()).distinct().count() == 1;
+        });
+        var one = admin().stateDigest(io.hourglass.api.v1.StateDigestRequest.getDefaultInstance());
+        assertEquals(64, one.getSha256().length());
+        assertTrue(one.getAppliedIndex() > 0);
+    }
 }
