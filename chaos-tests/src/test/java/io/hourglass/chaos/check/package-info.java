@@ -47,6 +47,8 @@
  *   <li><b>LOST</b> — an {@code ok} publish without TTL, due by {@code END - T}, that a receiver of
  *       its topic never got. A receiver expects publishes made at or after its first
  *       {@code subscribe}; a receiver seen only in deliveries expects all of the topic's publishes.
+ *       Only durable groups count: a universal consumer is not durable (it gets what is pending
+ *       while it is connected), so a message it missed is not lost.
  *   <li><b>EARLY</b> — a delivery at {@code t < dueAt - T}.
  *   <li><b>EXPIRED</b> — a delivery at {@code t > expiresAt + T} ({@code expiresAt > 0}).
  *   <li><b>AFTER_CONFIRM</b> — a delivery to a group at {@code t > confirm.t + T}.
