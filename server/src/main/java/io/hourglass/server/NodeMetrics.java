@@ -37,6 +37,9 @@ public final class NodeMetrics implements AutoCloseable {
     private final LongAdder publishedAll = new LongAdder();
     private final Timer publishLatency;
     private final Timer proposeLatency;
+    /** Per-topic meters, looked up once per topic instead of built on every message (hot path). */
+    private final java.util.Map<String, Counter> published = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<String, Timer[]> deliveryTimers = new java.util.concurrent.ConcurrentHashMap<>();
 
     public NodeMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
@@ -129,8 +132,8 @@ public final class NodeMetrics implements AutoCloseable {
     public void recordPublish(List<NewMessage> messages, long nanos) {
         publishLatency.record(nanos, TimeUnit.NANOSECONDS);
         for (NewMessage m : messages) {
-            Counter.builder("hourglass.messages.published").tag("topic", m.getTopic())
-                    .description("Messages committed through Publish on this node").register(registry).increment();
+            published.computeIfAbsent(m.getTopic(), t -> Counter.builder("hourglass.messages.published").tag("topic", t)
+                    .description("Messages committed through Publish on this node").register(registry)).increment();
         }
         publishedAll.add(messages.size());
     }
@@ -141,10 +144,13 @@ public final class NodeMetrics implements AutoCloseable {
 
     /** Records one delivery written to a consumer's stream: dispatch minus enqueue, and minus due. */
     public void recordDelivery(String topic, long enqueuedAtMs, long dueAtMs, long deliveredAtMs) {
-        Timer.builder("hourglass.delivery.latency").tag("topic", topic).description("Delivered minus enqueued")
-                .register(registry).record(Duration.ofMillis(Math.max(0, deliveredAtMs - enqueuedAtMs)));
-        Timer.builder("hourglass.delivery.lateness").tag("topic", topic).description("Delivered minus due")
-                .register(registry).record(Duration.ofMillis(Math.max(0, deliveredAtMs - dueAtMs)));
+        Timer[] timers = deliveryTimers.computeIfAbsent(topic, t -> new Timer[] {
+            Timer.builder("hourglass.delivery.latency").tag("topic", t).description("Delivered minus enqueued")
+                    .register(registry),
+            Timer.builder("hourglass.delivery.lateness").tag("topic", t).description("Delivered minus due")
+                    .register(registry)});
+        timers[0].record(Duration.ofMillis(Math.max(0, deliveredAtMs - enqueuedAtMs)));
+        timers[1].record(Duration.ofMillis(Math.max(0, deliveredAtMs - dueAtMs)));
     }
 
     public long publishedTotal() {

@@ -37,10 +37,12 @@ public final class StateApplier {
     private static final int DEDUP_FORGET_PER_ENTRY = 1024;
 
     private final EventStore store;
+    private final io.hourglass.core.rooms.RoomApplier rooms;
     private final List<ApplyListener> listeners = new CopyOnWriteArrayList<>();
 
     public StateApplier(EventStore store) {
         this.store = store;
+        this.rooms = new io.hourglass.core.rooms.RoomApplier(store);
     }
 
     public void addListener(ApplyListener listener) {
@@ -86,8 +88,7 @@ public final class StateApplier {
                 });
                 result = new ApplyResult(position, stamp, List.of(), false, purged, List.of());
             }
-            case ROOM -> result = new io.hourglass.core.rooms.RoomApplier(store)
-                    .apply(batch, command.getRoom(), stamp, position);
+            case ROOM -> result = rooms.apply(batch, command.getRoom(), stamp, position);
             default -> {
                 batch.close();
                 throw new IllegalStateException("entry " + position + " holds an unknown command: " + command.getBodyCase());
@@ -98,6 +99,14 @@ public final class StateApplier {
             l.onApplied(result);
         }
         return result;
+    }
+
+    /**
+     * Forgets producer ids remembered longer than the dedup window before {@code stampMs}, a bounded
+     * number per entry. Every entry that remembers ids (publishes, room sends) calls this first.
+     */
+    public static void forgetExpiredProducerIds(StoreBatch batch, long stampMs) {
+        batch.forgetProducerIdsBefore(stampMs - DEDUP_WINDOW_MS, DEDUP_FORGET_PER_ENTRY);
     }
 
     /** Advances the applied position over an entry that carries no command (Raft's own entries). */
@@ -140,7 +149,7 @@ public final class StateApplier {
         List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
         Map<String, EventKey> inThisEntry = new HashMap<>();
         boolean due = false;
-        batch.forgetProducerIdsBefore(stamp - DEDUP_WINDOW_MS, DEDUP_FORGET_PER_ENTRY);
+        forgetExpiredProducerIds(batch, stamp);
         for (int i = 0; i < put.getMessagesCount(); i++) {
             NewMessage m = put.getMessages(i);
             String pid = m.getProducerId();

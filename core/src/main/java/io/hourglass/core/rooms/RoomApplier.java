@@ -73,7 +73,7 @@ public final class RoomApplier {
         List<PendingMessage> sent = new ArrayList<>(send.getMessagesCount());
         List<RoomKey> answered = new ArrayList<>(send.getMessagesCount());
         java.util.Map<String, RoomKey> inThisEntry = new java.util.HashMap<>();
-        batch.forgetProducerIdsBefore(stampMs - io.hourglass.core.command.StateApplier.DEDUP_WINDOW_MS, 1024);
+        io.hourglass.core.command.StateApplier.forgetExpiredProducerIds(batch, stampMs);
         for (int i = 0; i < send.getMessagesCount(); i++) {
             RoomNewMessage m = send.getMessages(i);
             String pid = m.getProducerId();
