@@ -1,9 +1,8 @@
 package io.hourglass.chaos;
 
+import io.hourglass.testing.TestPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -14,7 +13,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -64,37 +62,9 @@ final class LocalClusterScript {
         }
     }
 
-    /** A base port such that {@code base .. base + PORT_SPAN - 1} are all free right now. */
+    /** A base port such that {@code base .. base + PORT_SPAN - 1} are all free ({@link TestPorts#block}). */
     static int freePortBlock() {
-        for (int attempt = 0; attempt < 200; attempt++) {
-            int base = ThreadLocalRandom.current().nextInt(2000, 4000) * 10;
-            if (allFree(base)) {
-                return base;
-            }
-        }
-        throw new IllegalStateException("no free block of " + PORT_SPAN + " ports in 20000-40000");
-    }
-
-    private static boolean allFree(int base) {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int p = base; p < base + PORT_SPAN; p++) {
-                ServerSocket s = new ServerSocket();
-                held.add(s);
-                s.bind(new InetSocketAddress(p), 1);
-            }
-            return true;
-        } catch (IOException taken) {
-            return false;
-        } finally {
-            for (ServerSocket s : held) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // nothing to do
-                }
-            }
-        }
+        return TestPorts.block(PORT_SPAN);
     }
 
     Path runDir() {

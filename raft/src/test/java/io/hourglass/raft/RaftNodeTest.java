@@ -14,8 +14,8 @@ import io.hourglass.core.proto.NewMessage;
 import io.hourglass.core.proto.PutCmd;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.testing.TestPorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -46,9 +46,7 @@ class RaftNodeTest {
 
     private void start(long snapshotEvery) throws IOException {
         if (raftPort == 0) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                raftPort = s.getLocalPort();
-            }
+            raftPort = TestPorts.next();
         }
         store = EventStore.open(dir.resolve("db"));
         StateApplier applier = new StateApplier(store);

@@ -6,9 +6,9 @@ import io.hourglass.core.config.Settings;
 import io.hourglass.raft.RaftNode;
 import io.hourglass.server.HourglassNode;
 import io.hourglass.server.config.NodeConfig;
+import io.hourglass.testing.TestPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -223,14 +223,11 @@ public final class TestNode implements AutoCloseable {
         }
     }
 
+    /** A port for a test server: see {@link TestPorts}. */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return TestPorts.next();
     }
+
 
     @Override
     public void close() {
