@@ -10,23 +10,36 @@
 #   deploy/netns-cluster.sh kill NODE    kill -9 the node's process
 #   deploy/netns-cluster.sh down         stop every node, delete namespaces, veths and the bridge
 #
+# Network only, for harnesses that run the nodes themselves (the chaos tests):
+#   deploy/netns-cluster.sh net-up N     bridge and namespaces for N nodes (1-9), no processes;
+#                                        run a node with: ip netns exec PREFIX-nI hourglass-server ...
+#   deploy/netns-cluster.sh partition A B  cut every node of list A off every node of list B (lists
+#                                        like n1,n2; blackhole routes both ways; the host still
+#                                        reaches every node, as clients outside the split would)
+#   deploy/netns-cluster.sh heal-all     remove every cut made by partition
+#   deploy/netns-cluster.sh net-down     delete namespaces, veths and the bridge (no processes)
+#
 # Environment: HOURGLASS_HOME (default deploy/target/hourglass), HOURGLASS_RUN_DIR (default
 # ./run/netns-cluster), HOURGLASS_NET (default 10.77.0: node i is 10.77.0.(10+i), the host
-# 10.77.0.1 on bridge hgbr0). Every node uses the default ports 7070 (gRPC), 7071 (Raft), 7072 (HTTP).
+# 10.77.0.1 on the bridge), HOURGLASS_NETNS_PREFIX (default hg: namespaces hg-n1.., veths hgv1..,
+# bridge hgbr0; at most 8 characters). Every node uses the default ports 7070 (gRPC), 7071
+# (Raft), 7072 (HTTP).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 home=${HOURGLASS_HOME:-$here/target/hourglass}
 run=${HOURGLASS_RUN_DIR:-$PWD/run/netns-cluster}
 net=${HOURGLASS_NET:-10.77.0}
-bridge=hgbr0
+prefix=${HOURGLASS_NETNS_PREFIX:-hg}
+bridge=${prefix}br0
 
 die() { echo "netns-cluster: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (ip netns)"
 command -v ip >/dev/null || die "needs iproute2"
 
 addr() { echo "$net.$((10 + $1))"; }
-ns() { echo "hg-n$1"; }
+ns() { echo "$prefix-n$1"; }
+veth() { echo "${prefix}v$1"; }
 index_of() { case $1 in n[1-9]) echo "${1#n}" ;; *) die "unknown node '$1'" ;; esac; }
 size() { [ -f "$run/size" ] || die "no cluster in $run"; cat "$run/size"; }
 
@@ -57,12 +70,36 @@ any_leader() {
 net_up() { # i
   nu_ns=$(ns "$1")
   ip netns add "$nu_ns"
-  ip link add "hgv$1" type veth peer name eth0 netns "$nu_ns"
-  ip link set "hgv$1" master "$bridge" up
+  ip link add "$(veth "$1")" type veth peer name eth0 netns "$nu_ns"
+  ip link set "$(veth "$1")" master "$bridge" up
   ip netns exec "$nu_ns" ip addr add "$(addr "$1")/24" dev eth0
   ip netns exec "$nu_ns" ip link set eth0 up
   ip netns exec "$nu_ns" ip link set lo up
   ip netns exec "$nu_ns" ip route add default via "$net.1"
+}
+
+net_create() { # n: the bridge and n namespaces
+  ip link show "$bridge" >/dev/null 2>&1 && die "bridge $bridge exists: run '$0 down' first"
+  mkdir -p "$run"; echo "$1" > "$run/size"
+  ip link add "$bridge" type bridge
+  ip addr add "$net.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  nc_i=1; while [ "$nc_i" -le "$1" ]; do net_up "$nc_i"; nc_i=$((nc_i + 1)); done
+}
+
+net_delete() { # n
+  nd_i=1
+  while [ "$nd_i" -le "$1" ]; do
+    ip link del "$(veth "$nd_i")" 2>/dev/null || true
+    ip netns del "$(ns "$nd_i")" 2>/dev/null || true
+    nd_i=$((nd_i + 1))
+  done
+  ip link del "$bridge" 2>/dev/null || true
+}
+
+cut() { # i j: blackhole routes both ways
+  ip netns exec "$(ns "$1")" ip route replace blackhole "$(addr "$2")/32"
+  ip netns exec "$(ns "$2")" ip route replace blackhole "$(addr "$1")/32"
 }
 
 start_node() { # i n
@@ -78,17 +115,12 @@ case $cmd in
   up)
     n=${2:-3}
     case $n in 3|5) ;; *) die "up takes 3 or 5, got '$n'" ;; esac
-    ip link show "$bridge" >/dev/null 2>&1 && die "bridge $bridge exists: run '$0 down' first"
-    mkdir -p "$run"; echo "$n" > "$run/size"
-    ip link add "$bridge" type bridge
-    ip addr add "$net.1/24" dev "$bridge"
-    ip link set "$bridge" up
-    i=1; while [ "$i" -le "$n" ]; do net_up "$i"; i=$((i + 1)); done
+    net_create "$n"
     i=1; while [ "$i" -le "$n" ]; do start_node "$i" "$n"; i=$((i + 1)); done
     wait_until 120 "a leader" any_leader
     i=1; while [ "$i" -le "$n" ]; do wait_until 120 "n$i ready" ready "$i"; i=$((i + 1)); done
     s=; i=1; while [ "$i" -le "$n" ]; do s="$s${s:+,}$(addr "$i"):7070"; i=$((i + 1)); done
-    echo "cluster of $n up in namespaces hg-n1..hg-n$n"
+    echo "cluster of $n up in namespaces $(ns 1)..$(ns "$n")"
     echo "--servers $s"
     ;;
   status)
@@ -100,8 +132,27 @@ case $cmd in
       i=$((i + 1))
     done
     ;;
-  isolate) i=$(index_of "${2:-}"); ip link set "hgv$i" down; echo "n$i isolated" ;;
-  heal) i=$(index_of "${2:-}"); ip link set "hgv$i" up; echo "n$i back on the bridge" ;;
+  isolate) i=$(index_of "${2:-}"); ip link set "$(veth "$i")" down; echo "n$i isolated" ;;
+  heal) i=$(index_of "${2:-}"); ip link set "$(veth "$i")" up; echo "n$i back on the bridge" ;;
+  net-up)
+    n=${2:-}
+    case $n in [1-9]) ;; *) die "net-up takes a node count 1-9, got '$n'" ;; esac
+    net_create "$n"
+    echo "namespaces $(ns 1)..$(ns "$n") on bridge $bridge ($net.0/24)"
+    ;;
+  net-down) net_delete "$(size)"; rm -f "$run/size"; echo "namespaces, veths and bridge $bridge removed" ;;
+  partition)
+    [ -n "${2:-}" ] && [ -n "${3:-}" ] || die "partition takes two node lists, e.g. 'partition n1 n2,n3'"
+    for a in $(echo "$2" | tr ',' ' '); do
+      for b in $(echo "$3" | tr ',' ' '); do cut "$(index_of "$a")" "$(index_of "$b")"; done
+    done
+    echo "cut $2 off $3"
+    ;;
+  heal-all)
+    i=1
+    while [ "$i" -le "$(size)" ]; do ip netns exec "$(ns "$i")" ip route flush type blackhole; i=$((i + 1)); done
+    echo "every cut healed"
+    ;;
   kill)
     i=$(index_of "${2:-}"); p=$(cat "$run/n$i/pid" 2>/dev/null || true)
     [ -n "$p" ] || die "n$i is not running"
@@ -119,15 +170,13 @@ case $cmd in
         kill -KILL "$p" 2>/dev/null || true
       fi
       rm -f "$run/n$i/pid"
-      ip link del "hgv$i" 2>/dev/null || true
-      ip netns del "$(ns "$i")" 2>/dev/null || true
       i=$((i + 1))
     done
-    ip link del "$bridge" 2>/dev/null || true
+    net_delete "$n"
     echo "stopped; namespaces, veths and bridge removed (data kept in $run)"
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || exit 2
     ;;
 esac

@@ -33,6 +33,11 @@ public record Distribution(Path home, Path runsDir) {
         return home.resolve("bin").resolve("hourglass");
     }
 
+    /** A script of the deploy module's source tree, e.g. {@code deploy/netns-cluster.sh}. */
+    public Path deployScript(String name) {
+        return home.getParent().getParent().resolve(name);
+    }
+
     public Path shippedConfig() {
         return home.resolve("conf").resolve("hourglass.properties");
     }

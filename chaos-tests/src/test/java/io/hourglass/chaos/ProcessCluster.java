@@ -19,7 +19,7 @@ import org.awaitility.core.ConditionTimeoutException;
  * Not thread-safe: one test thread drives it. {@link #close()} kills every node that still runs
  * and deletes its data; the logs stay under the run directory.
  */
-final class ProcessCluster implements AutoCloseable {
+public final class ProcessCluster implements AutoCloseable {
     private static final Duration POLL = Duration.ofMillis(200);
     private static final String LEADER_GAUGE = "hourglass_is_leader";
 
@@ -37,7 +37,7 @@ final class ProcessCluster implements AutoCloseable {
         List<NodePorts> ports = distinctPorts(size);
         List<String> peers = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            peers.add(nodeId(i) + "=127.0.0.1:" + ports.get(i).raft() + ":" + ports.get(i).grpc());
+            peers.add(ports.get(i).peerEntry(nodeId(i)));
         }
         List<ServerProcess> nodes = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -105,7 +105,7 @@ final class ProcessCluster implements AutoCloseable {
     }
 
     /** The node's {@code hourglass_is_leader} gauge, empty if {@code /metrics} does not answer or lacks it. */
-    static Optional<Boolean> leaderGauge(ServerProcess node) {
+    public static Optional<Boolean> leaderGauge(ServerProcess node) {
         return node.httpGet("/metrics").flatMap(body -> body.lines()
                 .filter(line -> line.startsWith(LEADER_GAUGE + " "))
                 .findFirst()

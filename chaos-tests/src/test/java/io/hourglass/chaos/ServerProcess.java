@@ -43,6 +43,7 @@ public final class ServerProcess implements AutoCloseable {
     private final String nodeId;
     private final NodePorts ports;
     private final Path dir;
+    private final List<String> launcher;
     private final List<String> args;
     private final Map<String, String> env;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
@@ -57,10 +58,21 @@ public final class ServerProcess implements AutoCloseable {
      */
     public ServerProcess(Distribution distribution, String nodeId, NodePorts ports, Path dir, List<String> args,
                          Map<String, String> env) {
+        this(distribution, nodeId, ports, dir, List.of(), args, env);
+    }
+
+    /**
+     * @param launcher words put before the server script, e.g. {@code ip netns exec NS} to run
+     *        the node in a network namespace; the launcher must exec the script, so that the
+     *        process's pid stays the server's
+     */
+    private ServerProcess(Distribution distribution, String nodeId, NodePorts ports, Path dir, List<String> launcher,
+                          List<String> args, Map<String, String> env) {
         this.distribution = distribution;
         this.nodeId = nodeId;
         this.ports = ports;
         this.dir = dir;
+        this.launcher = List.copyOf(launcher);
         this.args = List.copyOf(args);
         this.env = Map.copyOf(env);
     }
@@ -76,18 +88,31 @@ public final class ServerProcess implements AutoCloseable {
      */
     public static ServerProcess member(Distribution distribution, Path runDir, String nodeId, NodePorts ports,
                                        List<String> peers) {
+        return member(distribution, runDir, nodeId, ports, peers, List.of(), false);
+    }
+
+    /**
+     * A node as {@link #member(Distribution, Path, String, NodePorts, List)}, started through
+     * {@code launcher} (see the constructor), with {@code --join} when {@code join}: it starts
+     * empty and waits to be added with the Admin API's AddNode.
+     */
+    public static ServerProcess member(Distribution distribution, Path runDir, String nodeId, NodePorts ports,
+                                       List<String> peers, List<String> launcher, boolean join) {
         Path dir = runDir.resolve(nodeId);
         List<String> args = new ArrayList<>(List.of(
                 "--node-id", nodeId,
                 "--data-dir", dir.resolve("data").toString(),
-                "--host", "127.0.0.1",
+                "--host", ports.host(),
                 "--grpc-port", Integer.toString(ports.grpc()),
                 "--raft-port", Integer.toString(ports.raft()),
                 "--http-port", Integer.toString(ports.http())));
         if (!peers.isEmpty()) {
             args.addAll(List.of("--peers", String.join(",", peers)));
         }
-        return new ServerProcess(distribution, nodeId, ports, dir, args, Map.of());
+        if (join) {
+            args.add("--join");
+        }
+        return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, Map.of());
     }
 
     /**
@@ -147,7 +172,7 @@ public final class ServerProcess implements AutoCloseable {
         if (isAlive()) {
             throw new IllegalStateException(nodeId + " is already running as pid " + process.pid());
         }
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(launcher);
         command.add(distribution.serverScript().toString());
         command.addAll(args);
         try {
@@ -179,7 +204,7 @@ public final class ServerProcess implements AutoCloseable {
         }
         processEnv.keySet().removeIf(k -> k.startsWith("HOURGLASS_") || k.equals("JAVA_OPTS")
                 || k.equals("JAVA_TOOL_OPTIONS"));
-        processEnv.put("HOURGLASS_NODE_BINDHOST", "127.0.0.1");
+        processEnv.put("HOURGLASS_NODE_BINDHOST", ports.host());
         processEnv.put("HOURGLASS_JAVA_OPTS", "-Xmx256m -Dhourglass.log.dir=" + dir.resolve("logs"));
         processEnv.putAll(env);
     }
@@ -251,7 +276,7 @@ public final class ServerProcess implements AutoCloseable {
 
     /** The HTTP status of {@code path} on the node's HTTP port, or -1 if it does not answer. */
     public int httpStatus(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.http() + path))
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + ports.host() + ":" + ports.http() + path))
                 .timeout(Duration.ofSeconds(2)).GET().build();
         try {
             return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
@@ -265,7 +290,7 @@ public final class ServerProcess implements AutoCloseable {
 
     /** The body of {@code path} on the node's HTTP port if it answers 200, empty otherwise. */
     public Optional<String> httpGet(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports.http() + path))
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + ports.host() + ":" + ports.http() + path))
                 .timeout(Duration.ofSeconds(2)).GET().build();
         try {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
@@ -289,6 +314,14 @@ public final class ServerProcess implements AutoCloseable {
         } catch (IOException e) {
             return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
         }
+    }
+
+    /** Deletes the data directory of a node that is not running: it restarts empty. */
+    public void wipeData() {
+        if (isAlive()) {
+            throw new IllegalStateException(nodeId + " is running as pid " + process.pid() + ": kill it first");
+        }
+        deleteRecursively(dataDir());
     }
 
     /** Kills the process if it runs and deletes the data directory; output and logs stay. */

@@ -22,6 +22,8 @@ import io.hourglass.api.v1.PurgeTopicRequest;
 import io.hourglass.api.v1.RemoveNodeRequest;
 import io.hourglass.api.v1.SnapshotRequest;
 import io.hourglass.api.v1.SnapshotResponse;
+import io.hourglass.api.v1.StateDigestRequest;
+import io.hourglass.api.v1.StateDigestResponse;
 import io.hourglass.api.v1.TopicInfo;
 import io.hourglass.api.v1.TopicStatsRequest;
 import io.hourglass.api.v1.TransferLeaderRequest;
@@ -67,6 +69,14 @@ public final class AdminClient {
     /** The answering node's own view. */
     public NodeInfo nodeStatus() {
         return call("node status", NodeStatusRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::nodeStatus);
+    }
+
+    /**
+     * The answering node's replicated state as a digest with the applied index it covers (equal
+     * indexes must give equal digests on every node). Ask a client of one server to pick the node.
+     */
+    public StateDigestResponse stateDigest() {
+        return call("state digest", StateDigestRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::stateDigest);
     }
 
     /** Every member's view, gathered by the answering node; members that do not answer are down. */

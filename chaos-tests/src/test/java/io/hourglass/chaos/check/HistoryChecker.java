@@ -17,8 +17,9 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * Reads a chaos history and names every violation; a pure function of the events. The rules and
- * the format are in the package documentation. Runs on its own:
+ * Reads a chaos history, names every violation and measures each fault's availability figures; a
+ * pure function of the events. The rules, the figures and the format are in the package
+ * documentation. Runs on its own:
  * {@code java ... io.hourglass.chaos.check.HistoryChecker history.jsonl [--tolerance=ms]
  * [--in-flight-timeout=ms]} prints the summary table and exits 1 on any violation.
  */
@@ -87,11 +88,25 @@ public final class HistoryChecker {
             }
             report.operation(e.type());
             if (e.type().equals("fault")) {
-                report.fault(e.str("kind").isEmpty() ? "(unnamed)" : e.str("kind"));
+                report.fault(faultKind(e));
             }
         }
         new Run(events, tolerance, timeout, report).check();
         return report;
+    }
+
+    private static String faultKind(HistoryEvent fault) {
+        return fault.str("kind").isEmpty() ? "(unnamed)" : fault.str("kind");
+    }
+
+    /** When a fault was injected: its {@code start}, else its {@code t}. */
+    private static long faultStart(HistoryEvent fault) {
+        return fault.has("start") ? fault.num("start") : fault.t();
+    }
+
+    /** When a publish call was made: its {@code start}, else (older histories) its {@code t}. */
+    private static long callStart(HistoryEvent publish) {
+        return publish.has("start") ? publish.num("start") : publish.t();
     }
 
     /** One check of one history. */
@@ -128,6 +143,7 @@ public final class HistoryChecker {
             checkDoubleHold();
             checkRooms();
             checkDivergence();
+            measureAvailability();
         }
 
         private static String receiver(HistoryEvent e) {
@@ -252,7 +268,7 @@ public final class HistoryChecker {
                             || disconnects.getOrDefault(holder, List.of()).stream().anyMatch(d ->
                                     d.t() >= from && d.t() <= to)
                             || faults.stream().anyMatch(f -> {
-                                long start = f.has("start") ? f.num("start") : f.t();
+                                long start = faultStart(f);
                                 long end = f.num("end");
                                 return start <= to && (end == 0 || end >= from);
                             });
@@ -273,6 +289,14 @@ public final class HistoryChecker {
                 }
             }
             byRoom.forEach(this::checkRoom);
+            for (HistoryEvent st : of("room_state")) {
+                if (st.num("backlog") > 0) {
+                    report.violation(ViolationClass.ROOM_STALLED, String.format(
+                            "room %s: %d messages pending at %d, in flight %s, %d of %d members ready",
+                            st.str("room"), st.num("backlog"), st.t(), st.str("inFlight"), st.num("ready"),
+                            st.num("members")));
+                }
+            }
         }
 
         private void checkRoom(String room, List<HistoryEvent> roomEvents) {
@@ -330,8 +354,94 @@ public final class HistoryChecker {
             });
         }
 
+        /** Each fault's availability figures (informational, never a violation), in order of start. */
+        private void measureAvailability() {
+            EarliestEnd publishOk = new EarliestEnd(okPublishCalls());
+            EarliestEnd immediateDelivery = new EarliestEnd(immediateDeliveries());
+            faults.stream().sorted(Comparator.comparingLong(HistoryChecker::faultStart)).forEach(f -> {
+                long start = faultStart(f);
+                long end = f.num("end");
+                report.availability(new FaultAvailability(faultKind(f), f.str("node"), start,
+                        end > 0 && end >= start ? end - start : FaultAvailability.NONE,
+                        elapsed(start, publishOk.earliestEndFrom(start)),
+                        elapsed(start, immediateDelivery.earliestEndFrom(start))));
+            });
+        }
+
+        /** Every ok publish call, from its start to its return. */
+        private List<Span> okPublishCalls() {
+            return of("publish").stream().filter(p -> p.flag("ok"))
+                    .map(p -> new Span(callStart(p), p.t())).toList();
+        }
+
+        /** Every delivery of an ok 0-delay publish, from the publish call's start to the delivery. */
+        private List<Span> immediateDeliveries() {
+            List<Span> spans = new ArrayList<>();
+            for (HistoryEvent d : of("deliver")) {
+                HistoryEvent p = publishes.get(d.str("id"));
+                if (p != null && p.flag("ok") && immediate(p)) {
+                    spans.add(new Span(callStart(p), d.t()));
+                }
+            }
+            return spans;
+        }
+
+        /** A 0-delay publish: {@code delayMs == 0}, or without {@code delayMs}, due by its start + T. */
+        private boolean immediate(HistoryEvent p) {
+            if (p.has("delayMs")) {
+                return p.num("delayMs") == 0;
+            }
+            long due = p.has("dueAt") ? p.num("dueAt") : p.t();
+            return due <= callStart(p) + tol;
+        }
+
+        /** From {@code start} to {@code at}, at least 0 (clocks may disagree), or NONE for no {@code at}. */
+        private static long elapsed(long start, long at) {
+            return at == FaultAvailability.NONE ? FaultAvailability.NONE : Math.max(0, at - start);
+        }
+
         private List<HistoryEvent> of(String type) {
             return events.stream().filter(e -> e.type().equals(type)).toList();
+        }
+    }
+
+    /** An operation from its start to its end (epoch ms). */
+    private record Span(long start, long end) { }
+
+    /** Answers "the earliest end among the spans that start at or after x" by binary search. */
+    private static final class EarliestEnd {
+        private final long[] starts;
+        private final long[] earliestEndFromHere;
+
+        EarliestEnd(List<Span> spans) {
+            List<Span> byStart = spans.stream().sorted(Comparator.comparingLong(Span::start)).toList();
+            starts = byStart.stream().mapToLong(Span::start).toArray();
+            earliestEndFromHere = new long[starts.length];
+            long earliest = Long.MAX_VALUE;
+            for (int i = starts.length - 1; i >= 0; i--) {
+                earliest = Math.min(earliest, byStart.get(i).end());
+                earliestEndFromHere[i] = earliest;
+            }
+        }
+
+        /** The earliest end among the spans starting at or after {@code from}, or NONE if there are none. */
+        long earliestEndFrom(long from) {
+            int first = firstStartAtOrAfter(from);
+            return first < starts.length ? earliestEndFromHere[first] : FaultAvailability.NONE;
+        }
+
+        private int firstStartAtOrAfter(long from) {
+            int low = 0;
+            int high = starts.length;
+            while (low < high) {
+                int mid = (low + high) >>> 1;
+                if (starts[mid] < from) {
+                    low = mid + 1;
+                } else {
+                    high = mid;
+                }
+            }
+            return low;
         }
     }
 

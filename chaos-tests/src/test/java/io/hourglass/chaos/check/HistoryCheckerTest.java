@@ -118,6 +118,18 @@ final class HistoryCheckerTest {
         assertEquals(0, check(without(CLEAN, "\"t\":1400")).violations());
     }
 
+    @Test
+    void aRoomThatKeptItsBacklogAfterHealingStalled() {
+        String history = CLEAN + """
+                {"type":"room_state","process":"runner","t":9000,"room":"r","backlog":0,"inFlight":"","members":2,"ready":2}
+                {"type":"room_state","process":"runner","t":9001,"room":"s","backlog":3,"inFlight":"x7","members":2,"ready":2}
+                """;
+        CheckReport report = check(history);
+        assertOnly(report, ViolationClass.ROOM_STALLED, 1);
+        assertTrue(report.examples(ViolationClass.ROOM_STALLED).get(0).contains("room s: 3 messages pending"),
+                report.render());
+    }
+
     private static String without(String history, String marker) {
         return history.lines().filter(line -> !line.contains(marker))
                 .reduce("", (a, b) -> a + b + "\n");
@@ -260,6 +272,115 @@ final class HistoryCheckerTest {
         assertTrue(table.contains("kill-leader"), table);
         assertTrue(table.matches("(?s).*DIVERGENCE\\s+1\\s+applied index 40.*"), table);
         assertTrue(table.matches("(?s).*LOST\\s+0\\s+-.*"), table);
+    }
+
+    @Test
+    void publishesStallingThreeSecondsAfterAKillLeaderRecoverWhenTheFirstNewCallSucceeds() {
+        CheckReport report = check("""
+                {"type":"subscribe","process":"c1","t":0,"topic":"a","group":"g1","consumer":"c1"}
+                {"type":"publish","process":"p","t":9010,"start":9000,"delayMs":0,"id":"m0","topic":"a","dueAt":9000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":9020,"id":"m0","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"fault","process":"nemesis","t":10500,"kind":"kill-leader","node":"n1","start":10000,"end":10500}
+                {"type":"publish","process":"p","t":12010,"start":10010,"delayMs":0,"id":"m1","topic":"a","dueAt":10010,"expiresAt":0,"ok":false}
+                {"type":"publish","process":"p","t":12900,"start":9990,"delayMs":0,"id":"m2","topic":"a","dueAt":9990,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":13050,"start":10050,"delayMs":0,"id":"m3","topic":"a","dueAt":10050,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":13200,"start":10100,"delayMs":100,"id":"m4","topic":"a","dueAt":10200,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":12950,"id":"m2","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":13100,"id":"m4","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":13120,"id":"m3","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                """);
+        // The failed m1 and m2 (called before the fault) do not count: m3 is the first success.
+        // Deliveries: m2 was called before the fault and m4 was delayed, so m3's delivery counts.
+        assertEquals(List.of(new FaultAvailability("kill-leader", "n1", 10000, 500, 3050, 3120)),
+                report.availability(), report.render());
+        assertEquals(new KindAvailability("kill-leader", 1, 3050, 3050, 3120, 3120),
+                report.availabilityByKind().get("kill-leader"));
+        assertEquals(0, report.violations(), report.render());
+    }
+
+    @Test
+    void aFaultWithNoLaterSuccessHasNoRecoveryAndIsNoViolation() {
+        CheckReport report = check("""
+                {"type":"publish","process":"p","t":19000,"start":18990,"delayMs":0,"id":"m0","topic":"a","dueAt":18990,"expiresAt":0,"ok":true}
+                {"type":"fault","process":"nemesis","t":20000,"kind":"kill-majority","node":"n1,n2","start":20000,"end":0}
+                {"type":"publish","process":"p","t":25100,"start":20100,"delayMs":0,"id":"m1","topic":"a","dueAt":20100,"expiresAt":0,"ok":false}
+                {"type":"fault","process":"nemesis","t":30000,"kind":"pause","node":"n3","start":30000,"end":31000}
+                {"type":"publish","process":"p","t":30200,"start":30100,"delayMs":60000,"id":"m2","topic":"a","dueAt":90100,"expiresAt":0,"ok":true}
+                """);
+        assertEquals(List.of(
+                new FaultAvailability("kill-majority", "n1,n2", 20000, FaultAvailability.NONE, 10200,
+                        FaultAvailability.NONE),
+                new FaultAvailability("pause", "n3", 30000, 1000, 200, FaultAvailability.NONE)),
+                report.availability(), report.render());
+        // The only success after the kill-majority is m2, made during the later pause.
+        assertTrue(report.availability().get(1).publishRecovered());
+        assertTrue(!report.availability().get(1).deliveryRecovered());
+        String table = report.render();
+        assertTrue(table.matches("(?s).*\\R  kill-majority\\s+n1,n2\\s+20000\\s+unhealed\\s+10200\\s+none\\R.*"), table);
+        assertTrue(table.matches("(?s).*\\Rpause\\s+1\\s+200/200\\s+none\\R.*"), table);
+        assertTrue(table.contains("PASS: 0 violation(s)"), table);
+
+        CheckReport never = check("""
+                {"type":"fault","process":"nemesis","t":20000,"kind":"kill-majority","node":"n1,n2","start":20000,"end":0}
+                {"type":"publish","process":"p","t":25100,"start":20100,"delayMs":0,"id":"m1","topic":"a","dueAt":20100,"expiresAt":0,"ok":false}
+                """);
+        assertEquals(FaultAvailability.NONE, never.availability().get(0).publishRecoveryMs());
+        assertTrue(never.render().matches("(?s).*\\Rkill-majority\\s+1\\s+none\\s+none\\R.*"), never.render());
+    }
+
+    @Test
+    void aHistoryWithoutStartFieldsTakesEachEventsTimeAsItsStart() {
+        CheckReport report = check("""
+                {"type":"fault","process":"nemesis","t":1000,"kind":"partition-leader","node":"n1","end":1800}
+                {"type":"publish","process":"p","t":900,"id":"x0","topic":"a","dueAt":900,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":2500,"id":"x1","topic":"a","dueAt":2500,"expiresAt":0,"ok":false}
+                {"type":"publish","process":"p","t":4000,"id":"x2","topic":"a","dueAt":4000,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":4050,"id":"x3","topic":"a","dueAt":9050,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":4100,"id":"x4","topic":"a","dueAt":4250,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":1100,"id":"x0","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":4150,"id":"x4","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":4180,"id":"x2","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":9100,"id":"x3","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                """);
+        // x4 is due 150 ms after it was made: within the clock tolerance, so it counts as 0-delay.
+        assertEquals(List.of(new FaultAvailability("partition-leader", "n1", 1000, 800, 3000, 3150)),
+                report.availability(), report.render());
+        assertEquals(0, report.violations(), report.render());
+    }
+
+    @Test
+    void theSummaryShowsAvailabilityPerKindAndPerFaultAfterTheFaultTable() {
+        CheckReport report = check("""
+                {"type":"fault","process":"nemesis","t":1000,"kind":"kill-leader","node":"n1","start":1000,"end":1500}
+                {"type":"publish","process":"p","t":4010,"start":1000,"delayMs":0,"id":"m1","topic":"a","dueAt":1000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":4120,"id":"m1","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                {"type":"fault","process":"nemesis","t":10000,"kind":"kill-leader","node":"n2","start":10000,"end":10700}
+                {"type":"publish","process":"p","t":13260,"start":10000,"delayMs":0,"id":"m2","topic":"a","dueAt":10000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":13400,"id":"m2","topic":"a","group":"g1","consumer":"c1","attempt":1}
+                """);
+        assertEquals(new KindAvailability("kill-leader", 2, 3010, 3260, 3120, 3400),
+                report.availabilityByKind().get("kill-leader"));
+        String table = report.render();
+        int faults = table.indexOf("FAULT ");
+        int availability = table.indexOf("AVAILABILITY (ms from fault start)   N  PUBLISH p50/max   DELIVER p50/max");
+        int violations = table.indexOf("VIOLATION ");
+        assertTrue(faults >= 0 && faults < availability && availability < violations, table);
+        assertTrue(table.lines().anyMatch("kill-leader                          2  3010/3260         3120/3400"::equals), table);
+        assertTrue(table.matches("(?s).*\\R  kill-leader\\s+n1\\s+1000\\s+500\\s+3010\\s+3120\\R.*"), table);
+        assertTrue(table.matches("(?s).*\\R  kill-leader\\s+n2\\s+10000\\s+700\\s+3260\\s+3400\\R.*"), table);
+        assertTrue(check(without(CLEAN, "fault")).render().contains("(no faults)"));
+    }
+
+    @Test
+    void aKindsMedianIsTheLowerMiddleAndANeverRecoveredFaultCountsAsLongest() {
+        FaultAvailability a = new FaultAvailability("pause", "n1", 0, 10, 100, 150);
+        FaultAvailability b = new FaultAvailability("pause", "n1", 0, 10, FaultAvailability.NONE, 50);
+        FaultAvailability c = new FaultAvailability("pause", "n1", 0, 10, 300, 250);
+        FaultAvailability d = new FaultAvailability("pause", "n1", 0, 10, 200, FaultAvailability.NONE);
+        assertEquals(new KindAvailability("pause", 3, 300, FaultAvailability.NONE, 150, 250),
+                KindAvailability.of("pause", List.of(a, b, c)));
+        assertEquals(new KindAvailability("pause", 4, 200, FaultAvailability.NONE, 150, FaultAvailability.NONE),
+                KindAvailability.of("pause", List.of(a, b, c, d)));
     }
 
     @Test

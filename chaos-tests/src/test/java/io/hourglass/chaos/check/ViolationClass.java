@@ -8,6 +8,7 @@ public enum ViolationClass {
     AFTER_CONFIRM("delivered to a group after its confirmed ACK"),
     DOUBLE_HOLD("held by two members of one group at once"),
     ROOM_LOCKSTEP("room message released before every sync member acked the previous"),
+    ROOM_STALLED("room kept a backlog after healing with every member acking"),
     DIVERGENCE("nodes differ in state digest at the same applied index");
 
     private final String description;

@@ -1,5 +1,6 @@
 /**
- * The chaos history checker: reads the history a chaos run recorded and names every violation.
+ * The chaos history checker: reads the history a chaos run recorded, names every violation and
+ * measures how long each fault kept the cluster unavailable.
  *
  * <h2>History format</h2>
  *
@@ -14,8 +15,10 @@
  *       optional)</td><td>run parameters; the checker's own settings win over the history's</td></tr>
  *   <tr><td>{@code subscribe}</td><td>{@code topic, group, consumer}</td><td>a consumer joined;
  *       declares the receiver (see below) as expecting every later publish to the topic</td></tr>
- *   <tr><td>{@code publish}</td><td>{@code id, topic, dueAt, expiresAt} (0 = none), {@code ok}
- *       </td><td>a publish completed; {@code ok=false} means failed or indeterminate</td></tr>
+ *   <tr><td>{@code publish}</td><td>{@code id, topic, dueAt, expiresAt} (0 = none), {@code ok},
+ *       {@code start}, {@code delayMs} (both optional)</td><td>a publish completed at {@code t};
+ *       {@code ok=false} means failed or indeterminate; {@code start} is when the call was made
+ *       (absent: {@code t}); {@code delayMs} the requested delay (absent: unknown)</td></tr>
  *   <tr><td>{@code deliver}</td><td>{@code id, topic, group, consumer, attempt}</td><td>a consumer
  *       received a message; {@code group} empty = universal consumer</td></tr>
  *   <tr><td>{@code ack}, {@code nack}</td><td>{@code id, group, consumer}</td><td>settled by the
@@ -24,13 +27,17 @@
  *       group must never see the message again</td></tr>
  *   <tr><td>{@code disconnect}</td><td>{@code consumer}</td><td>the consumer's stream ended</td></tr>
  *   <tr><td>{@code fault}</td><td>{@code kind, node, start, end} (end 0 = never healed)</td>
- *       <td>an injected fault, e.g. {@code kill-leader}, {@code pause}, {@code partition}</td></tr>
+ *       <td>an injected fault, e.g. {@code kill-leader}, {@code pause}, {@code partition-split};
+ *       {@code node} may be a comma list; {@code start} when injected (absent: {@code t}),
+ *       {@code end} when healed</td></tr>
  *   <tr><td>{@code room_send}</td><td>{@code room, messageId}</td><td>a room send committed</td></tr>
  *   <tr><td>{@code room_deliver}</td><td>{@code room, messageId, member, sync, oob}</td><td>a
  *       member received a room message ({@code oob=true}: out-of-band, never gated)</td></tr>
  *   <tr><td>{@code room_ack}</td><td>{@code room, messageId, member}</td><td>a sync member acked</td></tr>
  *   <tr><td>{@code room_evict}, {@code room_unsubscribe}</td><td>{@code room, member}</td><td>the
  *       member left the room's sync set</td></tr>
+ *   <tr><td>{@code room_state}</td><td>{@code room, backlog, inFlight, members, ready}</td><td>a
+ *       room's state after healing and after the senders stopped and the room had time to drain</td></tr>
  *   <tr><td>{@code digest}</td><td>{@code node, appliedIndex, digest}</td><td>a node's state digest
  *       after healing (admin query)</td></tr>
  * </table>
@@ -59,8 +66,32 @@
  *   <li><b>ROOM_LOCKSTEP</b> — a room's next gated message reaches any member while a sync member
  *       that received the previous one had neither acked it nor been evicted/unsubscribed by
  *       {@code t + T}.
+ *   <li><b>ROOM_STALLED</b> — a {@code room_state} with {@code backlog > 0}: with the cluster
+ *       healed, every member connected and acking, and no more sends, the room still held
+ *       messages it never released.
  *   <li><b>DIVERGENCE</b> — two nodes report different digests at the same applied index.
  * </ul>
+ *
+ * <h2>Availability</h2>
+ *
+ * <p>For each fault F (all times epoch ms; a publish's start is its {@code start}, else its
+ * {@code t}):
+ *
+ * <ul>
+ *   <li><b>duration</b> — {@code F.end - F.start}; none if never healed.
+ *   <li><b>publish recovery</b> — {@code t - F.start} of the earliest-returning {@code ok} publish
+ *       whose start is {@code >= F.start}; none if there is no such publish.
+ *   <li><b>delivery recovery</b> — the smallest {@code d.t - F.start} over the deliveries d of
+ *       {@code ok} publishes p with start {@code >= F.start} and no delay: {@code delayMs == 0},
+ *       or, without {@code delayMs}, {@code dueAt <= start + T}. None if there is no such delivery.
+ *       A negative difference (clocks disagreeing) counts as 0.
+ * </ul>
+ *
+ * <p>Per fault kind the report gives the count and the median and maximum of both recoveries; a
+ * fault that never recovered counts as infinitely long, so the median or maximum can be none. The
+ * median of an even count is the lower middle value. Availability is informational: it is never a
+ * violation and never makes the check fail. A figure that does not exist is {@code -1}
+ * ({@link io.hourglass.chaos.check.FaultAvailability#NONE}) in the API and {@code none} in the table.
  *
  * <p>{@link io.hourglass.chaos.check.HistoryChecker#main} runs the checker on a file on its own.
  */

@@ -177,6 +177,42 @@ class RoomFailoverTest {
         assertEquals(List.of("m2"), a2.payloads());
     }
 
+    /**
+     * Found by the chaos run: every member had acked the last released message when the leader went,
+     * so the new leader restores it as in flight with nobody holding it; the next send must flow
+     * once the failover hold has passed.
+     */
+    @Test
+    void atMostOnceARoomWhoseLastMessageWasAckedByAllFlowsAgainAfterAFailover() {
+        String room = "acked-before-failover";
+        TestNode leader = cluster.awaitLeader();
+        ManagedChannel toLeader = channel(leader);
+        RoomsApi api = new RoomsApi(toLeader);
+        SessionClient a = open(toLeader, "A", 0).join(room, SYNC);
+        SessionClient b = open(toLeader, "B", 0).join(room, SYNC);
+        api.send(room, "m1");
+        a.awaitPayloads("m1");
+        b.awaitPayloads("m1");
+        a.ackLast();
+        b.ackLast();
+
+        TestNode next = stopLeader(leader);
+        List.of(a, b).forEach(RoomFailoverTest::assertSessionEndedByTheStop);
+        ManagedChannel toNext = channel(next);
+        SessionClient a2 = open(toNext, "A2", 0).join(room, SYNC);
+        SessionClient b2 = open(toNext, "B2", 0).join(room, SYNC);
+        for (SessionClient x : List.of(a2, b2)) {
+            x.startPinging(pingers, Duration.ofMillis(500));
+        }
+        new RoomsApi(toNext).send(room, "m2");
+        a2.awaitPayloads("m2");
+        b2.awaitPayloads("m2");
+        a2.ackLast();
+        b2.ackLast();
+        new RoomsApi(toNext).send(room, "m3");
+        a2.awaitPayloads("m2", "m3");
+    }
+
     @Test
     void atLeastOnceTheNewLeaderRedeliversTheMessageInFlight() {
         String room = "at-least-once";

@@ -1,0 +1,237 @@
+package io.hourglass.chaos.run;
+
+import static org.awaitility.Awaitility.await;
+
+import io.hourglass.chaos.Distribution;
+import io.hourglass.chaos.NetnsNetwork;
+import io.hourglass.chaos.NodePorts;
+import io.hourglass.chaos.ProcessCluster;
+import io.hourglass.chaos.ServerProcess;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.awaitility.core.ConditionTimeoutException;
+
+/**
+ * The processes of one chaos run: {@code size} voters {@code n1..nN} from the distribution, and
+ * joiners added and removed by the membership fault. With a {@link NetnsNetwork} every node runs
+ * in its own namespace (slot {@code i} for voter {@code ni}, slot {@code N+1} for the joiner of
+ * the moment) and can be partitioned; without, all run on loopback and partitions are impossible.
+ *
+ * <p>Tracks which pids are SIGSTOPped, so that leader lookups skip them and
+ * {@link #healEverything()} resumes them. Thread-safe enough for one fault thread plus readers.
+ */
+final class ChaosCluster implements AutoCloseable {
+    static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
+    private static final Duration POLL = Duration.ofMillis(200);
+
+    private final Distribution distribution;
+    private final Path runDir;
+    private final Optional<NetnsNetwork> network;
+    private final List<ServerProcess> voters = new CopyOnWriteArrayList<>();
+    private final List<ServerProcess> joiners = new CopyOnWriteArrayList<>();
+    private final Set<Long> paused = ConcurrentHashMap.newKeySet();
+    private int joinerCount;
+
+    private ChaosCluster(Distribution distribution, Path runDir, Optional<NetnsNetwork> network) {
+        this.distribution = distribution;
+        this.runDir = runDir;
+        this.network = network;
+    }
+
+    /** Creates and starts {@code size} voters, in namespaces when {@code network} is given. */
+    static ChaosCluster start(Distribution distribution, Path runDir, int size, Optional<NetnsNetwork> network) {
+        ChaosCluster cluster = new ChaosCluster(distribution, runDir, network);
+        List<NodePorts> ports = new ArrayList<>();
+        for (int i = 1; i <= size; i++) {
+            ports.add(cluster.portsFor(i));
+        }
+        List<String> peers = new ArrayList<>();
+        for (int i = 1; i <= size; i++) {
+            peers.add(ports.get(i - 1).peerEntry("n" + i));
+        }
+        for (int i = 1; i <= size; i++) {
+            cluster.voters.add(ServerProcess.member(distribution, runDir, "n" + i, ports.get(i - 1), peers,
+                    cluster.launcherFor(i), false));
+        }
+        try {
+            cluster.voters.forEach(ServerProcess::start);
+            cluster.voters.forEach(n -> n.awaitReady(READY_TIMEOUT));
+        } catch (RuntimeException | AssertionError e) {
+            cluster.close();
+            throw e;
+        }
+        return cluster;
+    }
+
+    private NodePorts portsFor(int slot) {
+        return network.map(n -> NodePorts.defaultsOn(n.address(slot))).orElseGet(NodePorts::allocate);
+    }
+
+    private List<String> launcherFor(int slot) {
+        return network.map(n -> n.launcher(slot)).orElse(List.of());
+    }
+
+    boolean partitionable() {
+        return network.isPresent();
+    }
+
+    Optional<NetnsNetwork> network() {
+        return network;
+    }
+
+    /** The voters {@code n1..nN}, in order. */
+    List<ServerProcess> voters() {
+        return voters;
+    }
+
+    /** 1-based network slot of a voter. */
+    int slotOf(ServerProcess voter) {
+        int i = voters.indexOf(voter);
+        if (i < 0) {
+            throw new IllegalArgumentException(voter.nodeId() + " is not a voter");
+        }
+        return i + 1;
+    }
+
+    /** The voters' client addresses, for {@code --servers}. */
+    List<String> servers() {
+        return voters.stream().map(n -> n.ports().grpcAddress()).toList();
+    }
+
+    /**
+     * A new empty node started with {@code --join} in the spare slot, named {@code j1, j2, …}.
+     * It is not a voter until the Admin API adds it; {@link #retire(ServerProcess)} ends it.
+     */
+    ServerProcess startJoiner() {
+        int slot = voters.size() + 1;
+        String id = "j" + (++joinerCount);
+        NodePorts ports = portsFor(slot);
+        List<String> peers = new ArrayList<>();
+        for (ServerProcess v : voters) {
+            peers.add(v.ports().peerEntry(v.nodeId()));
+        }
+        peers.add(ports.peerEntry(id));
+        ServerProcess joiner = ServerProcess.member(distribution, runDir, id, ports, peers, launcherFor(slot), true);
+        joiners.add(joiner);
+        joiner.start();
+        return joiner;
+    }
+
+    /** Kills a joiner that was removed from the group and deletes its data. */
+    void retire(ServerProcess joiner) {
+        joiner.close();
+        joiners.remove(joiner);
+    }
+
+    /** Waits for exactly one running, unpaused voter that reports itself leader. */
+    ServerProcess awaitLeader(Duration timeout) {
+        try {
+            return await("a single leader").atMost(timeout).pollInterval(POLL)
+                    .until(this::soleLeader, Optional::isPresent).orElseThrow();
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("no single leader within " + timeout + ": " + describe(), e);
+        }
+    }
+
+    Optional<ServerProcess> soleLeader() {
+        List<ServerProcess> leaders = new ArrayList<>();
+        for (ServerProcess n : allNodes()) {
+            if (n.isAlive() && !paused.contains(n.pid()) && ProcessCluster.leaderGauge(n).orElse(false)) {
+                leaders.add(n);
+            }
+        }
+        return leaders.size() == 1 ? Optional.of(leaders.get(0)) : Optional.empty();
+    }
+
+    private List<ServerProcess> allNodes() {
+        List<ServerProcess> all = new ArrayList<>(voters);
+        all.addAll(joiners);
+        return all;
+    }
+
+    void pause(ServerProcess node) {
+        long pid = node.pid();
+        paused.add(pid);
+        signal("STOP", pid);
+    }
+
+    void resume(ServerProcess node) {
+        long pid = node.pid();
+        signal("CONT", pid);
+        paused.remove(pid);
+    }
+
+    /** Resumes paused nodes, removes every cut, restarts dead voters and waits until all are ready. */
+    void healEverything() {
+        for (long pid : paused) {
+            signal("CONT", pid);
+        }
+        paused.clear();
+        network.ifPresent(NetnsNetwork::healAll);
+        for (ServerProcess node : voters) {
+            if (!node.isAlive()) {
+                node.start();
+            }
+        }
+        voters.forEach(n -> n.awaitReady(READY_TIMEOUT));
+    }
+
+    /** One line per node: alive, leader gauge, paused. */
+    String describe() {
+        return allNodes().stream().map(n -> n.nodeId() + (n.isAlive()
+                        ? (paused.contains(n.pid()) ? " paused" : " leader=" + ProcessCluster.leaderGauge(n)
+                                .map(String::valueOf).orElse("?"))
+                        : " down"))
+                .collect(Collectors.joining(", ", "[", "]"));
+    }
+
+    static void signal(String signal, long pid) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + pid + " failed");
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run kill -" + signal + " " + pid, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** Resumes paused nodes, kills every node (data deleted, logs kept) and removes the network. */
+    @Override
+    public void close() {
+        for (long pid : paused) {
+            try {
+                signal("CONT", pid);
+            } catch (RuntimeException e) {
+                System.out.println("resuming " + pid + " failed: " + e);
+            }
+        }
+        paused.clear();
+        for (ServerProcess node : allNodes()) {
+            try {
+                node.close();
+            } catch (RuntimeException | AssertionError e) {
+                System.out.println("closing " + node.nodeId() + " failed: " + e);
+            }
+        }
+        network.ifPresent(n -> {
+            try {
+                n.close();
+            } catch (RuntimeException e) {
+                System.out.println("removing " + n + " failed: " + e);
+            }
+        });
+    }
+}
