@@ -14,6 +14,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -48,13 +49,20 @@ final class Nemesis {
     private final List<FaultKind> kinds;
     private final HourglassClient adminClient;
 
-    Nemesis(ChaosCluster cluster, HistoryRecorder history, long seed, HourglassClient adminClient) {
+    /**
+     * @param only fault labels to restrict the run to (e.g. {@code pause,kill-leader}); empty = all
+     */
+    Nemesis(ChaosCluster cluster, HistoryRecorder history, long seed, HourglassClient adminClient, Set<String> only) {
         this.cluster = cluster;
         this.history = history;
         this.random = new Random(seed);
         this.adminClient = adminClient;
         this.kinds = Arrays.stream(FaultKind.values())
-                .filter(k -> !k.needsNetwork() || cluster.partitionable()).toList();
+                .filter(k -> !k.needsNetwork() || cluster.partitionable())
+                .filter(k -> only.isEmpty() || only.contains(k.label())).toList();
+        if (kinds.isEmpty()) {
+            throw new IllegalArgumentException("no fault kind left to run from " + only);
+        }
     }
 
     /** The fault kinds this run can inject. */
