@@ -68,7 +68,16 @@ public final class NetnsNetwork implements AutoCloseable {
         Map<String, String> env = Map.of("HOURGLASS_NETNS_PREFIX", prefix, "HOURGLASS_NET", net,
                 "HOURGLASS_RUN_DIR", runDir.resolve("netns").toString());
         NetnsNetwork network = new NetnsNetwork(distribution.deployScript("netns-cluster.sh"), env, prefix, net, size);
-        network.script("net-up", Integer.toString(size));
+        try {
+            network.script("net-up", Integer.toString(size));
+        } catch (RuntimeException e) {
+            try {
+                network.script("net-down"); // whatever net-up made before it failed
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
         return network;
     }
 
