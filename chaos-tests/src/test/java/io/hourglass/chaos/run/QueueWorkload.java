@@ -25,8 +25,9 @@ import org.awaitility.core.ConditionTimeoutException;
 /**
  * The scheduled-queue side of a chaos run: two producers publishing unique payloads with random
  * delays (0-3 s, a quarter immediate) and some TTLs to two topics; per topic two durable groups of
- * two consumers and one universal consumer, which NACK 5 %, confirm 25 % of their ACKs and ACK
- * the rest plainly. Every call and delivery goes to the history.
+ * two consumers and one universal consumer, which NACK 5 %, leave 3 % unsettled (slow consumers:
+ * the in-flight timeout redelivers), confirm 22 % of their ACKs and ACK the rest
+ * plainly. Every call and delivery goes to the history.
  */
 final class QueueWorkload implements AutoCloseable {
     static final List<String> TOPICS = List.of("chaos-a", "chaos-b");
@@ -108,6 +109,9 @@ final class QueueWorkload implements AutoCloseable {
             if (roll < 5) {
                 history.record("nack", name, settle);
                 ctx.nack();
+            } else if (roll < 8) {
+                // A slow consumer: it never settles, so the in-flight timeout redelivers the message.
+                history.record("slow", name, settle);
             } else if (roll < 30) {
                 history.record("ack", name, settle);
                 ctx.ackConfirmed().whenComplete((v, e) -> {
