@@ -131,8 +131,9 @@ final class Nemesis {
     }
 
     private void killAndRestart(Fault f, List<ServerProcess> victims) {
-        long start = announce(f, names(victims), "for " + f.holdMs() + " ms");
+        announce(f, names(victims), "for " + f.holdMs() + " ms");
         victims.forEach(ServerProcess::kill);
+        long start = System.currentTimeMillis();
         hold(f.holdMs());
         victims.forEach(ServerProcess::start);
         victims.forEach(n -> n.awaitReady(ChaosCluster.READY_TIMEOUT));
@@ -141,8 +142,9 @@ final class Nemesis {
 
     private void pauseLeader(Fault f) {
         ServerProcess leader = leader();
-        long start = announce(f, leader.nodeId(), "(pid " + leader.pid() + ") for " + PAUSE.toMillis() + " ms");
+        announce(f, leader.nodeId(), "(pid " + leader.pid() + ") for " + PAUSE.toMillis() + " ms");
         cluster.pause(leader);
+        long start = System.currentTimeMillis();
         hold(PAUSE.toMillis());
         cluster.resume(leader);
         record(f, leader.nodeId(), start);
@@ -159,9 +161,10 @@ final class Nemesis {
         }
         String side = minority.stream().map(s -> "n" + s).collect(Collectors.joining(","));
         long holdMs = PAUSE.toMillis() + f.holdMs();
-        long start = announce(f, side, "off " + rest.stream().map(s -> "n" + s).collect(Collectors.joining(","))
+        announce(f, side, "off " + rest.stream().map(s -> "n" + s).collect(Collectors.joining(","))
                 + " for " + holdMs + " ms");
         cluster.network().orElseThrow().partition(minority, rest);
+        long start = System.currentTimeMillis();
         hold(holdMs);
         cluster.network().orElseThrow().healAll();
         record(f, side, start);
@@ -169,8 +172,9 @@ final class Nemesis {
     }
 
     private void wipe(Fault f, ServerProcess victim) {
-        long start = announce(f, victim.nodeId(), "(kill -9, delete data, restart empty)");
+        announce(f, victim.nodeId(), "(kill -9, delete data, restart empty)");
         victim.kill();
+        long start = System.currentTimeMillis();
         victim.wipeData();
         victim.start();
         victim.awaitReady(ChaosCluster.READY_TIMEOUT);
@@ -240,6 +244,11 @@ final class Nemesis {
         return nodes.stream().map(ServerProcess::nodeId).collect(Collectors.joining(","));
     }
 
+    /**
+     * Prints the fault and returns now. Faults that take effect by an action (a kill, a signal, a
+     * cut) stamp their start once it is done instead, so that availability counts from the moment
+     * the fault is in place.
+     */
     private long announce(Fault f, String nodes, String detail) {
         System.out.println("FAULT " + f.kind().label() + " " + nodes + " " + detail);
         return System.currentTimeMillis();
