@@ -30,6 +30,7 @@ public final class NetnsNetwork implements AutoCloseable {
     private final String prefix;
     private final String net;
     private final int size;
+    private final Thread cleanup;
     private boolean closed;
 
     private NetnsNetwork(Path script, Map<String, String> env, String prefix, String net, int size) {
@@ -38,6 +39,14 @@ public final class NetnsNetwork implements AutoCloseable {
         this.prefix = prefix;
         this.net = net;
         this.size = size;
+        // A test JVM killed mid-run must not leave namespaces, veths and a bridge behind.
+        this.cleanup = new Thread(() -> {
+            try {
+                script("net-down");
+            } catch (RuntimeException e) {
+                System.err.println("could not remove " + this + ": " + e.getMessage());
+            }
+        }, "netns-cleanup-" + prefix);
     }
 
     /**
@@ -68,11 +77,12 @@ public final class NetnsNetwork implements AutoCloseable {
         Map<String, String> env = Map.of("HOURGLASS_NETNS_PREFIX", prefix, "HOURGLASS_NET", net,
                 "HOURGLASS_RUN_DIR", runDir.resolve("netns").toString());
         NetnsNetwork network = new NetnsNetwork(distribution.deployScript("netns-cluster.sh"), env, prefix, net, size);
+        Runtime.getRuntime().addShutdownHook(network.cleanup);
         try {
             network.script("net-up", Integer.toString(size));
         } catch (RuntimeException e) {
             try {
-                network.script("net-down"); // whatever net-up made before it failed
+                network.close(); // whatever net-up made before it failed
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
             }
@@ -171,6 +181,11 @@ public final class NetnsNetwork implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                return; // the hook runs net-down
+            }
             script("net-down");
         }
     }

@@ -51,7 +51,12 @@ final class RoomGate {
     /** The last message released to sync members, or null; the only message whose ack counts. */
     private PendingMessage inFlight;
     private long deliveredAtMs = NOT_DELIVERED;
-    /** At least once: the store still holds {@link #inFlight} as in flight and nothing will replace it. */
+    /**
+     * The store still records {@link #inFlight} as in flight and no release will replace it yet:
+     * once every sync member has acked it and nothing is pending, a Settle clears the record. In an
+     * at-least-once room that ends the redelivery duty; in an at-most-once room it tells a future
+     * leader that nobody holds a message, so that it need not hold the room after a failover.
+     */
     private boolean settleDue;
     /**
      * After a failover, until the first sync member joins or the clock reaches this, a room without
@@ -91,6 +96,7 @@ final class RoomGate {
         } else if (storedInFlight != null) {
             g.inFlight = storedInFlight;
             g.deliveredAtMs = nowMs;
+            g.settleDue = true; // cleared once the members are back and ready, if nothing is released first
         }
         if (!g.pending.isEmpty() || g.redeliver != null) {
             g.holdUntilMs = holdUntilMs;
@@ -111,9 +117,6 @@ final class RoomGate {
 
     void configure(RoomSettings newSettings) {
         settings = newSettings;
-        if (newSettings.guarantee() == DeliveryGuarantee.AT_MOST_ONCE) {
-            settleDue = false; // the next release overwrites the stored marker; nothing to clear
-        }
     }
 
     /**
@@ -228,7 +231,7 @@ final class RoomGate {
         ready.clear();
         inFlight = head;
         deliveredAtMs = NOT_DELIVERED;
-        settleDue = settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE;
+        settleDue = true;
         return Optional.of(new GateAction.Release(room, head, members.keySet(), listeners, again));
     }
 
