@@ -415,6 +415,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
             }
         } catch (org.apache.ratis.protocol.exceptions.AlreadyExistsException e) {
             LOG.info("{}: {} already has the group", config.nodeId(), id);
+        } catch (org.apache.ratis.protocol.exceptions.RaftRetryFailureException e) {
+            // Not an internal fault: the new node is not (yet) listening. Clients may retry.
+            throw new io.hourglass.core.UnavailableException("node " + id + " at " + added.getAddress()
+                    + " did not answer; start it with --join first, then add it again", e);
         }
         return setVoters(peers);
     }

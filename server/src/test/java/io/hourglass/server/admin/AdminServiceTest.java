@@ -129,6 +129,12 @@ class AdminServiceTest {
         assertEquals(Status.Code.ALREADY_EXISTS, code(() -> admin().addNode(AddNodeRequest.newBuilder().setId(follower.id())
                 .setHost("127.0.0.1").setRaftPort(Integer.parseInt(existing.get("raft.port")))
                 .setGrpcPort(Integer.parseInt(existing.get("grpc.port"))).build())));
+        // Nothing listens there: the new node was not started. A retryable refusal, not an internal error.
+        StatusRuntimeException notRunning = assertThrows(StatusRuntimeException.class, () -> admin().addNode(
+                AddNodeRequest.newBuilder().setId("n9").setHost("127.0.0.1").setRaftPort(TestNode.freePort())
+                        .setGrpcPort(TestNode.freePort()).build()));
+        assertEquals(Status.Code.UNAVAILABLE, notRunning.getStatus().getCode(), notRunning::toString);
+        assertTrue(notRunning.getStatus().getDescription().contains("start it with --join"), notRunning::toString);
     }
 
     @Test
