@@ -11,6 +11,7 @@ import io.hourglass.client.RoomReply;
 import io.hourglass.client.RoomSession;
 import io.hourglass.client.RoomSessionOptions;
 import io.hourglass.client.RoomStatus;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +26,9 @@ import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The lock-step side of a chaos run: an at-most-once room and an at-least-once room, each with
- * two SYNC members that ack every message right after receiving it and one ASYNC member, and a
- * sender that sends with random priorities (0-3) and now and then out of band. Deliveries, acks,
+ * two SYNC members that ack every message right after receiving it and one ASYNC member; sends
+ * with random priorities (0-3), half by the room's members (sync or async), half from outside, and
+ * now and then out of band. Deliveries, acks,
  * ejections and (re)opened sessions go to the history as {@code room_*} events for the
  * checker's lock-step rule.
  */
@@ -38,6 +40,8 @@ final class RoomWorkload implements AutoCloseable {
     private final Random random;
     private final HourglassClient client;
     private final List<RoomSession> sessions = new ArrayList<>();
+    /** Each room's member sessions, which send too (a send counts as the member's heartbeat). */
+    private final Map<String, List<RoomSession>> members = new java.util.HashMap<>();
     private final AtomicBoolean sending = new AtomicBoolean(true);
     final AtomicLong sent = new AtomicLong();
     final AtomicLong sendFailed = new AtomicLong();
@@ -98,6 +102,7 @@ final class RoomWorkload implements AutoCloseable {
                 .withBackoff(Duration.ofMillis(50), Duration.ofMillis(500)));
         self[0] = session;
         sessions.add(session);
+        members.computeIfAbsent(room, r -> new ArrayList<>()).add(session);
         return session.subscribe(room, mode);
     }
 
@@ -117,10 +122,15 @@ final class RoomWorkload implements AutoCloseable {
         String payload = "room-" + sent.incrementAndGet();
         long start = System.currentTimeMillis();
         try {
+            // Half the gated sends come from a member of the room (sync or async), half from outside.
+            List<RoomSession> inRoom = members.get(room);
+            int by = local.nextInt(2 * inRoom.size());
             String id = oob ? client.rooms().sendOutOfBand(room, payload).messageId()
+                    : by < inRoom.size() ? inRoom.get(by).send(room, payload.getBytes(StandardCharsets.UTF_8), priority)
                     : client.rooms().send(room, payload, priority);
             history.record("room_send", "room-sender", Map.of("room", room, "messageId", id, "oob", oob,
-                    "priority", priority, "start", start, "ok", true));
+                    "priority", priority, "start", start, "ok", true,
+                    "by", !oob && by < inRoom.size() ? "member" + by : "outside"));
         } catch (RuntimeException e) {
             sendFailed.incrementAndGet();
             history.record("room_send", "room-sender", Map.of("room", room, "messageId", payload, "oob", oob,
