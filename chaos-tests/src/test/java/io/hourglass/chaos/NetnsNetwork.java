@@ -133,6 +133,14 @@ public final class NetnsNetwork implements AutoCloseable {
     }
 
     private void script(String... args) {
+        runScript(script, env, args);
+    }
+
+    /**
+     * Runs {@code sh script args...} with {@code env} added to the environment and returns its
+     * combined output; fails with that output unless it exits 0 within a minute.
+     */
+    public static String runScript(Path script, Map<String, String> env, String... args) {
         List<String> command = new ArrayList<>(List.of("sh", script.toString()));
         command.addAll(List.of(args));
         try {
@@ -146,10 +154,11 @@ public final class NetnsNetwork implements AutoCloseable {
                     p.destroyForcibly();
                     throw new IllegalStateException(String.join(" ", command) + " did not finish in " + SCRIPT_TIMEOUT_S + " s");
                 }
+                String output = Files.readString(log, StandardCharsets.UTF_8);
                 if (p.exitValue() != 0) {
-                    throw new IllegalStateException(String.join(" ", command) + " exited " + p.exitValue() + ": "
-                            + Files.readString(log, StandardCharsets.UTF_8));
+                    throw new IllegalStateException(String.join(" ", command) + " exited " + p.exitValue() + ": " + output);
                 }
+                return output;
             } finally {
                 Files.deleteIfExists(log);
             }
