@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class NetnsNetwork implements AutoCloseable {
     private static final long SCRIPT_TIMEOUT_S = 60;
+    private static Optional<String> probed;
 
     private final Path script;
     private final Map<String, String> env;
@@ -53,7 +54,14 @@ public final class NetnsNetwork implements AutoCloseable {
      * Why namespaces cannot be used here, or empty if they can: not root, no {@code ip}, or the
      * kernel refuses to create a namespace (e.g. in an unprivileged container).
      */
-    public static Optional<String> unavailableReason() {
+    public static synchronized Optional<String> unavailableReason() {
+        if (probed == null) {
+            probed = probe(); // the answer cannot change during a run: ask the kernel once per JVM
+        }
+        return probed;
+    }
+
+    private static Optional<String> probe() {
         if (!"root".equals(System.getProperty("user.name"))) {
             return Optional.of("not running as root");
         }

@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * The processes of one chaos run: {@code size} voters {@code n1..nN} from the distribution, and
@@ -70,6 +71,41 @@ final class ChaosCluster implements AutoCloseable {
             throw e;
         }
         return cluster;
+    }
+
+    /**
+     * {@code size} voters, each in its own network namespace, for a test of partitions; the test is
+     * skipped (and says why) where namespaces cannot be made. Closing the cluster removes the network.
+     */
+    static ChaosCluster startInNamespaces(Class<?> test, int size) {
+        Optional<String> unavailable = NetnsNetwork.unavailableReason();
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> "needs network namespaces: " + unavailable.orElse(""));
+        Distribution distribution = Distribution.locate();
+        Path runDir = distribution.newRunDir(test.getSimpleName());
+        NetnsNetwork network = NetnsNetwork.create(distribution, runDir, size);
+        try {
+            return start(distribution, runDir, size, Optional.of(network));
+        } catch (RuntimeException | AssertionError e) {
+            network.close();
+            throw e;
+        }
+    }
+
+    /** The 1-based slots of the voters not in {@code slots}. */
+    List<Integer> otherSlots(List<Integer> slots) {
+        List<Integer> rest = new ArrayList<>();
+        for (int slot = 1; slot <= voters.size(); slot++) {
+            if (!slots.contains(slot)) {
+                rest.add(slot);
+            }
+        }
+        return rest;
+    }
+
+    /** Cuts the voters in {@code slots} off every other voter (clients still reach all of them). */
+    void cutOff(List<Integer> slots) {
+        network.orElseThrow(() -> new IllegalStateException("nodes on loopback cannot be partitioned"))
+                .partition(slots, otherSlots(slots));
     }
 
     private NodePorts portsFor(int slot) {

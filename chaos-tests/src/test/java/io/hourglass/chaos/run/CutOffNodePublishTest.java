@@ -1,20 +1,14 @@
 package io.hourglass.chaos.run;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.hourglass.chaos.Distribution;
-import io.hourglass.chaos.NetnsNetwork;
 import io.hourglass.chaos.ServerProcess;
 import io.hourglass.client.HourglassClient;
 import io.hourglass.client.Message;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,45 +25,24 @@ class CutOffNodePublishTest {
     /** Longer than the partition could need: the publish must succeed while it still holds. */
     private static final Duration PARTITION = Duration.ofSeconds(30);
 
-    private final List<AutoCloseable> closeables = new ArrayList<>();
-
-    @AfterEach
-    void close() {
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            try {
-                closeables.get(i).close();
-            } catch (Exception e) {
-                System.out.println("closing failed: " + e);
-            }
-        }
-    }
-
     @Test
     void aPublishThroughACutOffFollowerSucceedsThroughAnotherServerWhileThePartitionHolds() {
-        Optional<String> unavailable = NetnsNetwork.unavailableReason();
-        assumeTrue(unavailable.isEmpty(), () -> "needs network namespaces: " + unavailable.orElse(""));
-        Distribution distribution = Distribution.locate();
-        Path runDir = distribution.newRunDir(getClass().getSimpleName());
-        NetnsNetwork network = NetnsNetwork.create(distribution, runDir, 3);
-        closeables.add(network);
-        ChaosCluster cluster = ChaosCluster.start(distribution, runDir, 3, Optional.of(network));
-        closeables.add(cluster);
-        ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
-        ServerProcess follower = cluster.voters().stream().filter(n -> n != leader).findFirst().orElseThrow();
-        List<String> servers = new ArrayList<>(List.of(follower.ports().grpcAddress()));
-        cluster.voters().stream().filter(n -> n != follower).forEach(n -> servers.add(n.ports().grpcAddress()));
-        HourglassClient client = HourglassClient.builder().servers(servers).build();
-        closeables.add(client);
-        client.publish(Message.of("cut-off", "before")); // through the follower, while it is connected
+        try (ChaosCluster cluster = ChaosCluster.startInNamespaces(getClass(), 3)) {
+            ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
+            ServerProcess follower = cluster.voters().stream().filter(n -> n != leader).findFirst().orElseThrow();
+            List<String> servers = new ArrayList<>(List.of(follower.ports().grpcAddress()));
+            cluster.voters().stream().filter(n -> n != follower).forEach(n -> servers.add(n.ports().grpcAddress()));
+            try (HourglassClient client = HourglassClient.builder().servers(servers).build()) {
+                client.publish(Message.of("cut-off", "before")); // through the follower, while it is connected
 
-        List<Integer> others = new ArrayList<>(List.of(1, 2, 3));
-        others.remove(Integer.valueOf(cluster.slotOf(follower)));
-        network.partition(List.of(cluster.slotOf(follower)), others);
-        long start = System.nanoTime();
-        client.publish(Message.of("cut-off", "during"));
-        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        System.out.println("CUT_OFF_PUBLISH_MS " + ms + " (first server " + follower.nodeId() + " cut off)");
-        assertTrue(ms < PARTITION.toMillis(), "the publish took " + ms + " ms, longer than the partition may last");
-        network.healAll();
+                cluster.cutOff(List.of(cluster.slotOf(follower)));
+                long start = System.nanoTime();
+                client.publish(Message.of("cut-off", "during"));
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.println("CUT_OFF_PUBLISH_MS " + ms + " (first server " + follower.nodeId() + " cut off)");
+                assertTrue(ms < PARTITION.toMillis(), "the publish took " + ms + " ms, longer than the partition may last");
+                cluster.network().orElseThrow().healAll();
+            }
+        }
     }
 }

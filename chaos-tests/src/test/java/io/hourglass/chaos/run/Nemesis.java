@@ -153,17 +153,11 @@ final class Nemesis {
 
     /** Cuts the given 1-based slots off the other voters for longer than an election, then heals. */
     private void partition(Fault f, List<Integer> minority) {
-        List<Integer> rest = new ArrayList<>();
-        for (int slot = 1; slot <= cluster.voters().size(); slot++) {
-            if (!minority.contains(slot)) {
-                rest.add(slot);
-            }
-        }
         String side = minority.stream().map(s -> "n" + s).collect(Collectors.joining(","));
         long holdMs = PAUSE.toMillis() + f.holdMs();
-        announce(f, side, "off " + rest.stream().map(s -> "n" + s).collect(Collectors.joining(","))
-                + " for " + holdMs + " ms");
-        cluster.network().orElseThrow().partition(minority, rest);
+        announce(f, side, "off " + cluster.otherSlots(minority).stream().map(s -> "n" + s)
+                .collect(Collectors.joining(",")) + " for " + holdMs + " ms");
+        cluster.cutOff(minority);
         long start = System.currentTimeMillis();
         hold(holdMs);
         cluster.network().orElseThrow().healAll();
