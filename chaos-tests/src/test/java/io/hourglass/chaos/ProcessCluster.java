@@ -31,6 +31,11 @@ public final class ProcessCluster implements AutoCloseable {
 
     /** Creates (does not start) {@code size} nodes {@code n1 … nN} in {@code runDir}. */
     static ProcessCluster create(Distribution distribution, Path runDir, int size) {
+        return create(distribution, runDir, size, java.util.Map.of());
+    }
+
+    /** As {@link #create(Distribution, Path, int)}, every node started with {@code env} (e.g. {@code HOURGLASS_*} settings). */
+    static ProcessCluster create(Distribution distribution, Path runDir, int size, java.util.Map<String, String> env) {
         if (size < 1) {
             throw new IllegalArgumentException("a cluster needs at least one node: " + size);
         }
@@ -42,7 +47,7 @@ public final class ProcessCluster implements AutoCloseable {
         List<ServerProcess> nodes = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             nodes.add(ServerProcess.member(distribution, runDir, nodeId(i), ports.get(i),
-                    size == 1 ? List.of() : peers));
+                    size == 1 ? List.of() : peers).withEnv(env));
         }
         return new ProcessCluster(nodes);
     }

@@ -115,6 +115,16 @@ public final class ServerProcess implements AutoCloseable {
         return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, Map.of());
     }
 
+    /** This node with {@code extra} added to its environment (it must not have been started). */
+    public ServerProcess withEnv(Map<String, String> extra) {
+        if (extra.isEmpty()) {
+            return this;
+        }
+        Map<String, String> merged = new java.util.HashMap<>(env);
+        merged.putAll(extra);
+        return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, merged);
+    }
+
     /**
      * {@code hourglass-server} with no arguments, run in {@code runDir/default/}: the node must
      * take the shipped defaults and keep its data in {@code ./data}. Only the ports come from

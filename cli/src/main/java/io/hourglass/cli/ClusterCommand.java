@@ -105,6 +105,7 @@ final class ClusterCommand implements Callable<Integer> {
             record.put("appliedIndex", up ? n.getAppliedIndex() : null);
             record.put("lag", up ? m.getLag() : null);
             record.put("up", up);
+            record.put("stalled", m.getStalled());
             record.put("raftAddress", n.getRaftAddress());
             record.put("lastContactMs", m.getLastContactMs());
             record.put("leader", !leaderId.isEmpty() && leaderId.equals(n.getId()));

@@ -20,12 +20,14 @@ import java.util.List;
  * @param snapshotEveryEntries {@code raft.snapshotEveryEntries} (10000): automatic snapshot (and log purge) after this many entries
  * @param purgeGap {@code raft.purgeGap} (1024): log entries kept before a purge is worth doing
  * @param logSegmentBytes {@code raft.logSegmentBytes} (8388608): size of one Raft log segment file; only closed segments are purged
+ * @param followerStallTimeout {@code raft.followerStallTimeout} (30s): a follower behind the commit index whose
+ *        match index has not moved for this long is reported as not catching up (WARN, metric, cluster status)
  * @param join {@code cluster.join} (false, flag {@code --join}): start empty and wait to be added
  *        to a running cluster with {@code hourglass cluster add-node}
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
-                         long logSegmentBytes, boolean join) {
+                         long logSegmentBytes, Duration followerStallTimeout, boolean join) {
 
     /** A voter of the group. */
     public record Peer(String id, String host, int raftPort, int grpcPort) {
@@ -58,6 +60,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.integer("raft.snapshotEveryEntries", 10_000, 100, Integer.MAX_VALUE),
                 s.integer("raft.purgeGap", 1024, 1, Integer.MAX_VALUE),
                 s.integer("raft.logSegmentBytes", 8 << 20, 64 << 10, Integer.MAX_VALUE),
+                s.duration("raft.followerStallTimeout", Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 Boolean.parseBoolean(s.string("cluster.join", "false")));
     }
 

@@ -72,6 +72,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final io.hourglass.core.storage.EventStore store;
     private volatile boolean leaderReady;
     private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
+    private final FollowerWatch followerWatch;
+    private final java.util.concurrent.ScheduledExecutorService watchExecutor;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
                     int maxEntryBytes, Consumer<Boolean> leadershipListener, CheckpointSource checkpoints)
@@ -82,6 +84,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.maxEntryBytes = maxEntryBytes;
         this.leadershipExecutor = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "hourglass-leadership-" + config.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
+        this.watchExecutor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-follower-watch-" + config.nodeId());
             t.setDaemon(true);
             return t;
         });
@@ -148,8 +156,32 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     public void start() throws IOException {
         server.start();
+        long every = Math.max(100, Math.min(1_000, config.followerStallTimeout().toMillis() / 4));
+        watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
+    }
+
+    /** One look at the followers' progress (the watch thread); a follower has nothing to watch. */
+    private void watchFollowers() {
+        try {
+            Status s = status();
+            if ("LEADER".equals(s.role())) {
+                followerWatch.observe(s.followerMatchIndex(), s.commitIndex(), System.nanoTime());
+            } else {
+                followerWatch.reset();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("{}: follower watch failed", config.nodeId(), e);
+        }
+    }
+
+    /**
+     * Followers that have stopped catching up (see {@link FollowerWatch}); empty unless this node
+     * leads.
+     */
+    public java.util.Set<String> stalledFollowers() {
+        return followerWatch.stalled();
     }
 
     /** Leadership events come on Ratis threads; handle them in order on our own thread. */
@@ -305,10 +337,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 return leaderReady;
             }
             return info.getLeaderId() != null
-                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG;
+                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG
+                    && leaderContactMs(info) < config.followerStallTimeout().toMillis();
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * How long ago this follower last heard from its leader: a follower the leader stopped sending
+     * to (a dead log appender, a partition) must not call itself ready on an old commit index.
+     */
+    private static long leaderContactMs(org.apache.ratis.server.DivisionInfo info) {
+        var role = info.getRoleInfoProto();
+        return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : 0;
     }
 
     /**
@@ -457,6 +500,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public void close() throws IOException {
         leaderReady = false;
         leadershipExecutor.shutdownNow();
+        watchExecutor.shutdownNow();
         try {
             client.close();
         } finally {

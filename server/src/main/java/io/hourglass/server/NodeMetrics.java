@@ -118,6 +118,10 @@ public final class NodeMetrics implements AutoCloseable {
                         return match == null ? 0 : Math.max(0, s.commitIndex() - match);
                     }).tag("follower", peer).description("Entries a follower is behind the leader's commit index")
                     .register(registry);
+            Gauge.builder("hourglass.raft.follower.stalled", raft, r -> r.stalledFollowers().contains(peer) ? 1 : 0)
+                    .tag("follower", peer)
+                    .description("1 while the leader sees this follower behind and not catching up (raft.followerStallTimeout)")
+                    .register(registry);
         }
     }
 

@@ -37,7 +37,8 @@ final class ClusterInspector implements AutoCloseable {
         RaftNode.Status s = raft.status();
         return NodeInfo.newBuilder().setId(s.nodeId()).setAddress(selfAddress).setRaftAddress(raftAddress(s.nodeId()))
                 .setRole(s.role()).setTerm(s.term()).setCommitIndex(s.commitIndex()).setAppliedIndex(s.appliedIndex())
-                .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(ready.getAsBoolean()).build();
+                .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(ready.getAsBoolean())
+                .addAllStalledFollowers(raft.stalledFollowers()).build();
     }
 
     private String raftAddress(String id) {
@@ -80,10 +81,12 @@ final class ClusterInspector implements AutoCloseable {
             }
         }
         String leader = "";
+        java.util.Set<String> stalled = java.util.Set.of();
         for (NodeInfo n : infos.values()) {
             if (n.getRole().equals("LEADER")) {
                 leader = n.getId();
                 leaderCommit = n.getCommitIndex();
+                stalled = java.util.Set.copyOf(n.getStalledFollowersList());
             }
         }
         int up = 0;
@@ -92,7 +95,7 @@ final class ClusterInspector implements AutoCloseable {
             NodeInfo n = infos.get(id);
             MemberStatus.Builder m = MemberStatus.newBuilder();
             Long contact = local.followerLastContactMs().get(id);
-            m.setLastContactMs(contact == null ? -1 : contact);
+            m.setLastContactMs(contact == null ? -1 : contact).setStalled(stalled.contains(id));
             if (n == null) {
                 String addr = raft.grpcAddressOf(id);
                 m.setNode(NodeInfo.newBuilder().setId(id).setAddress(addr == null ? "" : addr)
