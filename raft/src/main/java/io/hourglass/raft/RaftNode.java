@@ -25,6 +25,7 @@ import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
@@ -73,6 +74,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private volatile boolean leaderReady;
     private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
     private final FollowerWatch followerWatch;
+    /** The client id of proposals this node hands to its own division while it leads. */
+    private final ClientId directClientId = ClientId.randomId();
+    private final java.util.concurrent.atomic.AtomicLong directCallIds = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.ScheduledExecutorService watchExecutor;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
@@ -248,7 +252,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
             return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
                     + " bytes exceeds the entry limit of " + maxEntryBytes));
         }
-        return client.async().send(Message.valueOf(ByteString.copyFrom(command.toByteArray())))
+        Message message = Message.valueOf(ByteString.copyFrom(command.toByteArray()));
+        CompletableFuture<RaftClientReply> sent = leaderReady ? submitToOwnDivision(message) : null;
+        if (sent == null) {
+            sent = client.async().send(message);
+        }
+        return sent
                 // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
                 .orTimeout(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
                 .handle((reply, error) -> {
@@ -260,6 +269,32 @@ public final class RaftNode implements Replicator, AutoCloseable {
                     }
                     return parseReply(reply);
                 });
+    }
+
+    /**
+     * While this node leads, a proposal goes straight into its own division: no loopback gRPC
+     * call, no second serialisation, and no ordered sliding window that makes every concurrent
+     * publish wait for the one before it. If leadership moved meanwhile the division answers
+     * NotLeader, and the proposal is sent again through the Raft client, which finds the new
+     * leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
+     * be reached, so the caller uses the client.
+     */
+    private CompletableFuture<RaftClientReply> submitToOwnDivision(Message message) {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(directClientId)
+                .setServerId(selfId)
+                .setGroupId(GROUP_ID)
+                .setCallId(directCallIds.incrementAndGet())
+                .setMessage(message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        try {
+            return server.submitClientRequestAsync(request).thenCompose(reply -> reply.getNotLeaderException() != null
+                    || reply.getLeaderNotReadyException() != null
+                    ? client.async().send(message) : CompletableFuture.completedFuture(reply));
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     private static CommandReply parseReply(RaftClientReply reply) {
