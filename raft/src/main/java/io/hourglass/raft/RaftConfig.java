@@ -22,12 +22,15 @@ import java.util.List;
  * @param logSegmentBytes {@code raft.logSegmentBytes} (8388608): size of one Raft log segment file; only closed segments are purged
  * @param followerStallTimeout {@code raft.followerStallTimeout} (30s): a follower behind the commit index whose
  *        match index has not moved for this long is reported as not catching up (WARN, metric, cluster status)
+ * @param checkpointDir where checkpoints are made for, and downloaded from, other nodes: {@code <data dir>/checkpoints}
+ * @param maxCheckpointDownloads {@code raft.maxCheckpointDownloads} (2): checkpoints this node serves at once
  * @param join {@code cluster.join} (false, flag {@code --join}): start empty and wait to be added
  *        to a running cluster with {@code hourglass cluster add-node}
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
-                         long logSegmentBytes, Duration followerStallTimeout, boolean join) {
+                         long logSegmentBytes, Duration followerStallTimeout, Path checkpointDir, int maxCheckpointDownloads,
+                         boolean join) {
 
     /** A voter of the group. */
     public record Peer(String id, String host, int raftPort, int grpcPort) {
@@ -61,6 +64,8 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.integer("raft.purgeGap", 1024, 1, Integer.MAX_VALUE),
                 s.integer("raft.logSegmentBytes", 8 << 20, 64 << 10, Integer.MAX_VALUE),
                 s.duration("raft.followerStallTimeout", Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                dataDir.resolve("checkpoints"),
+                s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")));
     }
 

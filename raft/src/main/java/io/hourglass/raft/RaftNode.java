@@ -71,6 +71,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final int maxEntryBytes;
     private final RaftProperties properties;
     private final io.hourglass.core.storage.EventStore store;
+    private final CheckpointServer checkpointServer;
     private volatile boolean leaderReady;
     private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
     private final FollowerWatch followerWatch;
@@ -80,8 +81,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final java.util.concurrent.ScheduledExecutorService watchExecutor;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
-                    int maxEntryBytes, Consumer<Boolean> leadershipListener, CheckpointSource checkpoints)
-            throws IOException {
+                    int maxEntryBytes, Consumer<Boolean> leadershipListener) throws IOException {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadershipListener = leadershipListener;
@@ -101,15 +101,26 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
+        this.store = applier.store();
+        CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
+        this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
+                config.maxCheckpointDownloads());
+        CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership, checkpoints);
         RaftProperties props = properties(config, maxEntryBytes);
         this.properties = props;
-        this.store = applier.store();
+        org.apache.ratis.conf.Parameters parameters = new org.apache.ratis.conf.Parameters();
+        // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
+        // exactly as reachable, and as protected, as replication itself.
+        GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) ->
+                types.contains(org.apache.ratis.grpc.server.GrpcServices.Type.SERVER)
+                        ? builder.addService(checkpointServer.definition()) : builder);
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
                 .setGroup(config.join() ? null : group)
                 .setProperties(props)
+                .setParameters(parameters)
                 .setStateMachine(stateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
@@ -455,6 +466,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public String grpcAddressOf(String peerId) {
         return store.peerAddress(peerId).orElseGet(() -> config.peers().stream().filter(p -> p.id().equals(peerId))
                 .map(RaftConfig.Peer::grpcAddress).findFirst().orElse(null));
+    }
+
+    /** A member's Raft {@code host:port} from the current configuration, or null if it is none. */
+    private String raftAddressOf(String peerId) {
+        try {
+            return currentPeers().stream().filter(p -> p.getId().toString().equals(peerId))
+                    .map(RaftPeer::getAddress).findFirst().orElse(null);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Checkpoint chunks this node has sent to followers (tests, metrics). */
+    public long checkpointChunksSent() {
+        return checkpointServer.chunksSent();
     }
 
     /** A voter: its id and Raft address. */

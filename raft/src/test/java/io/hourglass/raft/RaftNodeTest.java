@@ -54,8 +54,7 @@ class RaftNodeTest {
         RaftConfig config = RaftConfig.from(new Settings(Map.of("raft.port", Integer.toString(raftPort),
                 "raft.snapshotEveryEntries", Long.toString(snapshotEvery), "raft.purgeGap", "10",
                 "raft.logSegmentBytes", Integer.toString(64 << 10))), dir, 7070);
-        node = new RaftNode(config, "127.0.0.1", 7070, applier, Clock.systemUTC(), 1 << 20, leads -> { },
-                leader -> java.util.concurrent.CompletableFuture.failedFuture(new IOException("no peers in a group of one")));
+        node = new RaftNode(config, "127.0.0.1", 7070, applier, Clock.systemUTC(), 1 << 20, leads -> { });
         node.start();
         await().atMost(Duration.ofSeconds(30)).until(node::isLeader);
     }

@@ -13,8 +13,6 @@ import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
 import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
-import io.hourglass.server.replica.CheckpointDownloader;
-import io.hourglass.server.replica.CheckpointService;
 import java.nio.file.Path;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -72,8 +70,6 @@ public final class HourglassNode implements AutoCloseable {
         DeliveryEngine[] engineRef = new DeliveryEngine[1];
         RoomEngine[] roomsRef = new RoomEngine[1];
         RaftNode[] raftRef = new RaftNode[1];
-        Path checkpoints = config.dataDir().resolve("checkpoints");
-        CheckpointService.deleteQuietly(checkpoints); // leftovers of an interrupted transfer
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
                 config.limits().maxBatchBytes() + (64 << 10), leads -> {
                     if (engineRef[0] != null) {
@@ -82,7 +78,7 @@ public final class HourglassNode implements AutoCloseable {
                     if (roomsRef[0] != null) {
                         roomsRef[0].setLeading(leads);
                     }
-                }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> raftRef[0].grpcAddressOf(id)));
+                });
         raftRef[0] = raft;
         TimedReplicator replicator = new TimedReplicator(raft, metrics);
         engine = new DeliveryEngine(config.delivery(), store, replicator, clock);
@@ -125,7 +121,6 @@ public final class HourglassNode implements AutoCloseable {
                 .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
                 .addService(new BrokerService(replicator, engine, validator, writer, metrics))
                 .addService(roomsService)
-                .addService(new CheckpointService(store, checkpoints))
                 .addService(admin)
                 .build()
                 .start();
