@@ -8,7 +8,7 @@ final class KnownKeys {
             "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
             "raft.port", "cluster.peers", "cluster.join", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
             "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
-            "raft.followerStallTimeout",
+            "raft.followerStallTimeout", "raft.maxCheckpointDownloads",
             "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
