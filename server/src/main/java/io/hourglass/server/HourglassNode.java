@@ -1,7 +1,6 @@
 package io.hourglass.server;
 
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.delivery.DeliveryEngine;
@@ -11,18 +10,21 @@ import io.hourglass.raft.RaftNode;
 import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
+import io.hourglass.server.grpc.ClientPort;
+import io.hourglass.server.grpc.StreamLimits;
 import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
 import io.hourglass.server.replica.CheckpointDownloader;
 import io.hourglass.server.replica.CheckpointService;
+import io.hourglass.server.replica.ReplicaServer;
 import java.nio.file.Path;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,6 +48,8 @@ public final class HourglassNode implements AutoCloseable {
     private RaftNode raft;
     private Server grpc;
     private HealthHttpServer http;
+    private ReplicaServer replicaServer;
+    private CheckpointService checkpointService;
 
     private HourglassNode(NodeConfig config) {
         this.config = config;
@@ -64,8 +68,8 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     private void startComponents(Clock clock) throws IOException {
-        LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", config.raft().nodeId(), config.dataDir(),
-                config.grpcPort(), config.raft().raftPort(), config.httpPort());
+        LOG.info("starting node {} (data {}, grpc {}, raft {}, replica {}, http {})", config.raft().nodeId(),
+                config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.replica().port(), config.httpPort());
         store = EventStore.open(config.dataDir().resolve("db"));
         started.push(store);
         StateApplier applier = new StateApplier(store);
@@ -82,7 +86,7 @@ public final class HourglassNode implements AutoCloseable {
                     if (roomsRef[0] != null) {
                         roomsRef[0].setLeading(leads);
                     }
-                }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> raftRef[0].grpcAddressOf(id)));
+                }, new CheckpointDownloader(config.raft().nodeId(), checkpoints, id -> replicaAddressOf(raftRef[0], id)));
         raftRef[0] = raft;
         TimedReplicator replicator = new TimedReplicator(raft, metrics);
         engine = new DeliveryEngine(config.delivery(), store, replicator, clock);
@@ -103,13 +107,15 @@ public final class HourglassNode implements AutoCloseable {
         rooms.start();
         raft.start();
 
-        AtomicInteger writerThreads = new AtomicInteger();
-        ExecutorService writer = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-            Thread t = new Thread(r, "hourglass-stream-writer-" + writerThreads.incrementAndGet());
+        ExecutorService writer = namedPool("hourglass-stream-writer-", Math.max(2, Runtime.getRuntime().availableProcessors()));
+        started.push(() -> writer.shutdownNow());
+        ScheduledExecutorService streamTimers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-stream-timers");
             t.setDaemon(true);
             return t;
         });
-        started.push(() -> writer.shutdownNow());
+        started.push(() -> streamTimers.shutdownNow());
+        StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
         PublishValidator validator = new PublishValidator(config.limits());
         AdminService admin = new AdminService(raft, replicator, store, engine, validator, clock,
                 config.host() + ":" + config.grpcPort());
@@ -119,16 +125,26 @@ public final class HourglassNode implements AutoCloseable {
                 config.rooms().clientTimeout(), () -> {
                     String hint = replicator.leaderHint();
                     return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
-                });
+                }, config.rooms().maxAckTimeout(), validator, streamLimits);
         metrics.bindRooms(rooms, roomsService);
-        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
-                .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
-                .addService(new BrokerService(replicator, engine, validator, writer, metrics))
+
+        checkpointService = new CheckpointService(store, checkpoints, config.replica().maxConcurrentDownloads());
+        replicaServer = new ReplicaServer(config.bindHost(), config.replica().port(), checkpointService,
+                config.replica().maxConcurrentDownloads());
+        replicaServer.start();
+        started.push(replicaServer);
+
+        // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
+        // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
+        ExecutorService grpcCalls = namedPool("hourglass-grpc-", config.grpc().executorThreads());
+        grpc = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
+                        config.limits().maxBatchBytes() * 2)
+                .addService(new BrokerService(replicator, engine, validator, writer, metrics, streamLimits))
                 .addService(roomsService)
-                .addService(new CheckpointService(store, checkpoints))
                 .addService(admin)
                 .build()
                 .start();
+        started.push(() -> grpcCalls.shutdownNow());
         started.push(() -> {
             // The rooms engine stops before the server, out of stack order on purpose: its sessions then
             // end as "node shutting down". Were the streams cut first, each would reach the engine as its
@@ -140,10 +156,35 @@ public final class HourglassNode implements AutoCloseable {
                 grpc.shutdownNow();
             }
         });
-        http = new HealthHttpServer(config.bindHost(), config.httpPort(), metrics::render, raft::hasLeader);
+        http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::hasLeader);
         http.start();
         started.push(http);
-        LOG.info("node {} serving gRPC on {} and HTTP on {}", config.raft().nodeId(), grpc.getPort(), http.port());
+        LOG.info("node {} serving gRPC on {}, checkpoints on {} and HTTP on {}", config.raft().nodeId(), grpc.getPort(),
+                replicaServer.port(), http.port());
+    }
+
+    /** A fixed pool of named daemon threads. */
+    private static ExecutorService namedPool(String prefix, int threads) {
+        AtomicInteger n = new AtomicInteger();
+        return Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Where peer {@code id} serves checkpoints: the host of its Raft address and the replica port its
+     * {@code cluster.peers} entry names, or its Raft port + 2.
+     */
+    private String replicaAddressOf(RaftNode node, String id) {
+        try {
+            return node.members().stream().filter(m -> m.id().equals(id)).findFirst()
+                    .map(m -> config.peers().replicaAddress(id, m.raftAddress())).orElse(null);
+        } catch (IOException e) {
+            LOG.warn("cannot read the Raft configuration to find peer {}: {}", id, e.toString());
+            return null;
+        }
     }
 
     /** Closes {@code c} on the first call only. */
@@ -158,6 +199,15 @@ public final class HourglassNode implements AutoCloseable {
 
     public int grpcPort() {
         return grpc.getPort();
+    }
+
+    public int replicaPort() {
+        return replicaServer.port();
+    }
+
+    /** The checkpoint service of the replica port (tests: chunks sent). */
+    public CheckpointService checkpoints() {
+        return checkpointService;
     }
 
     public int httpPort() {

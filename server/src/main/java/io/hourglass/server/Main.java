@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
  * With no arguments it is a standalone node with its data in {@code ./data}.
  */
 @Command(name = "hourglass-server", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Runs a Hourglass node. Flags override the config file, which overrides HOURGLASS_* variables' defaults.")
+        description = {"Runs a Hourglass node.",
+            "Precedence: " + ConfigLoader.PRECEDENCE})
 public final class Main implements Callable<Integer> {
     @Option(names = "--config", description = "properties file (see conf/hourglass.properties)")
     Path config;
@@ -34,7 +35,9 @@ public final class Main implements Callable<Integer> {
     Integer raftPort;
     @Option(names = "--http-port", description = "metrics and health port (default 7072)")
     Integer httpPort;
-    @Option(names = "--peers", description = "every voter: id=host:raftPort:grpcPort,... (default: standalone)")
+    @Option(names = "--replica-port", description = "node-to-node checkpoint port (default: Raft port + 2, so 7073)")
+    Integer replicaPort;
+    @Option(names = "--peers", description = "every voter: id=host:raftPort:grpcPort[:replicaPort],... (default: standalone)")
     String peers;
     @Option(names = "--join", description = "start empty and wait to be added with 'hourglass cluster add-node'")
     boolean join;
@@ -62,6 +65,7 @@ public final class Main implements Callable<Integer> {
         put(flags, "grpc.port", grpcPort);
         put(flags, "raft.port", raftPort);
         put(flags, "http.port", httpPort);
+        put(flags, "replica.port", replicaPort);
         put(flags, "cluster.peers", peers);
         if (join) {
             flags.put("cluster.join", "true");

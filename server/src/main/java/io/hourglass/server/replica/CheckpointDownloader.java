@@ -21,28 +21,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Downloads the leader's checkpoint over the node-to-node API into
- * {@code <dataDir>/checkpoints/install-<uuid>}. Files are written as their chunks arrive, on the
- * gRPC callback thread of this one call.
+ * Downloads the leader's checkpoint from its replica port (the node-to-node API, never the client
+ * port) into {@code <dataDir>/checkpoints/install-<uuid>}. Files are written as their chunks arrive,
+ * on the gRPC callback thread of this one call.
  */
 public final class CheckpointDownloader implements CheckpointSource {
     private static final Logger LOG = LoggerFactory.getLogger(CheckpointDownloader.class);
 
     private final String selfId;
     private final Path workDir;
-    private final Function<String, String> grpcAddressOfPeer;
+    private final Function<String, String> replicaAddressOfPeer;
 
-    public CheckpointDownloader(String selfId, Path workDir, Function<String, String> grpcAddressOfPeer) {
+    /** @param replicaAddressOfPeer a peer id's {@code host:replicaPort}, or null when the peer is unknown */
+    public CheckpointDownloader(String selfId, Path workDir, Function<String, String> replicaAddressOfPeer) {
         this.selfId = selfId;
         this.workDir = workDir;
-        this.grpcAddressOfPeer = grpcAddressOfPeer;
+        this.replicaAddressOfPeer = replicaAddressOfPeer;
     }
 
     @Override
     public CompletableFuture<Path> fetchFrom(String leaderPeerId) {
-        String address = grpcAddressOfPeer.apply(leaderPeerId);
+        String address = replicaAddressOfPeer.apply(leaderPeerId);
         if (address == null) {
-            return CompletableFuture.failedFuture(new IOException("no client address known for peer " + leaderPeerId));
+            return CompletableFuture.failedFuture(new IOException("no replica address known for peer " + leaderPeerId));
         }
         Path dir = workDir.resolve("install-" + UUID.randomUUID());
         CompletableFuture<Path> done = new CompletableFuture<>();

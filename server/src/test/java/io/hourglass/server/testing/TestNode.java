@@ -44,10 +44,20 @@ public final class TestNode implements AutoCloseable {
         settings.put("node.id", "n1");
         settings.put("node.dataDir", dataDir.toString());
         settings.put("node.bindHost", "127.0.0.1");
-        settings.put("grpc.port", Integer.toString(freePort()));
-        settings.put("raft.port", Integer.toString(freePort()));
-        settings.put("http.port", Integer.toString(freePort()));
+        putPorts(settings);
         settings.putAll(overrides);
+    }
+
+    /**
+     * Four consecutive free ports, laid out as the shipped defaults are (gRPC, Raft, HTTP, replica =
+     * Raft + 2), so that peers find each other's replica port by the default rule of cluster.peers.
+     */
+    static void putPorts(Map<String, String> s) {
+        int base = TestPorts.block(4);
+        s.put("grpc.port", Integer.toString(base));
+        s.put("raft.port", Integer.toString(base + 1));
+        s.put("http.port", Integer.toString(base + 2));
+        s.put("replica.port", Integer.toString(base + 3));
     }
 
     /** Starts a standalone node and waits until it leads. */
@@ -115,6 +125,10 @@ public final class TestNode implements AutoCloseable {
 
     public String target() {
         return "127.0.0.1:" + settings.get("grpc.port");
+    }
+
+    public int replicaPort() {
+        return Integer.parseInt(settings.get("replica.port"));
     }
 
     public int httpPort() {
