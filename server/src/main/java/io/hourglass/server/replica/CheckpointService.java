@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class CheckpointService extends ReplicaGrpc.ReplicaImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(CheckpointService.class);
-    static final int CHUNK = 1 << 20;
+    /** Chunk size: small enough that what a stalled reader pins (the transport window and a chunk or two) stays around 1-2 MiB. */
+    static final int CHUNK = 256 << 10;
 
     private final EventStore store;
     private final Path workDir;
