@@ -11,7 +11,8 @@
 #
 # Environment: HOURGLASS_HOME (default: deploy/target/hourglass next to this script),
 # HOURGLASS_RUN_DIR (default: ./run/local-cluster), HOURGLASS_BASE_PORT (default 7070: node i
-# gets gRPC BASE+10*(i-1), Raft +1, HTTP +2). Paths must not contain spaces.
+# gets gRPC BASE+10*(i-1), Raft +1, HTTP +2, replica (checkpoints, node to node) +3, which is the
+# Raft port + 2 that cluster.peers assumes). Paths must not contain spaces.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -26,6 +27,7 @@ die() { echo "local-cluster: $*" >&2; exit 1; }
 grpc_port() { echo $((base + 10 * ($1 - 1))); }
 raft_port() { echo $((base + 10 * ($1 - 1) + 1)); }
 http_port() { echo $((base + 10 * ($1 - 1) + 2)); }
+replica_port() { echo $((base + 10 * ($1 - 1) + 3)); }
 index_of() { # n3 -> 3
   case $1 in n[1-9]) echo "${1#n}" ;; *) die "unknown node '$1' (n1..n5)" ;; esac
 }
@@ -62,7 +64,7 @@ start_node() {
   HOURGLASS_JAVA_OPTS="${HOURGLASS_JAVA_OPTS:-} -Dhourglass.log.dir=$run/n$sn_i/logs" \
     nohup "$home/bin/hourglass-server" --node-id "n$sn_i" --data-dir "$run/n$sn_i/data" \
       --grpc-port "$(grpc_port "$sn_i")" --raft-port "$(raft_port "$sn_i")" --http-port "$(http_port "$sn_i")" \
-      --peers "$(peers "$sn_n")" > "$run/n$sn_i/server.out" 2>&1 &
+      --replica-port "$(replica_port "$sn_i")" --peers "$(peers "$sn_n")" > "$run/n$sn_i/server.out" 2>&1 &
   echo $! > "$run/n$sn_i/pid"
 }
 

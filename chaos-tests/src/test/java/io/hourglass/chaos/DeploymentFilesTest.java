@@ -167,7 +167,7 @@ final class DeploymentFilesTest {
         assertTrue(dockerfile.lines().anyMatch(l -> l.startsWith("FROM eclipse-temurin:17-jre")), "base image");
         List<String> exposed = all(Pattern.compile("(?m)^EXPOSE\\s+(.*)$"), dockerfile, 1);
         assertEquals(1, exposed.size(), "one EXPOSE line");
-        assertEquals(Set.of("7070", "7071", "7072"), Set.of(exposed.get(0).trim().split("\\s+")));
+        assertEquals(Set.of("7070", "7071", "7072", "7073"), Set.of(exposed.get(0).trim().split("\\s+")));
         assertTrue(dockerfile.contains("VOLUME /var/lib/hourglass"), "VOLUME");
         assertTrue(dockerfile.contains("HOURGLASS_NODE_DATADIR=/var/lib/hourglass"), "data in the volume");
         assertTrue(dockerfile.contains("ENTRYPOINT [\"/opt/hourglass/bin/hourglass-server\"]"), "exec-form entrypoint");
@@ -234,7 +234,7 @@ final class DeploymentFilesTest {
         assertTrue(Pattern.compile("terminationGracePeriodSeconds: \\d+").matcher(sts).find());
         assertProbe(sts, "readinessProbe", "/readyz");
         assertProbe(sts, "livenessProbe", "/healthz");
-        assertEquals(List.of("7070", "7071", "7072"), all(Pattern.compile("containerPort: (\\d+)"), sts, 1));
+        assertEquals(List.of("7070", "7071", "7072", "7073"), all(Pattern.compile("containerPort: (\\d+)"), sts, 1));
         String list = all(Pattern.compile("name: HOURGLASS_CLUSTER_PEERS\\s+value: (\\S+)"), sts, 1).get(0);
         Map<String, String[]> peers = parsePeers("statefulset", list);
         assertEquals(List.of("hourglass-0", "hourglass-1", "hourglass-2"), List.copyOf(peers.keySet()), "one id per ordinal");
@@ -262,7 +262,7 @@ final class DeploymentFilesTest {
         assertTrue(headless.contains("name: hourglass\n"), "headless service named as the StatefulSet's serviceName");
         assertTrue(headless.contains("clusterIP: None"));
         assertTrue(headless.contains("publishNotReadyAddresses: true"), "peers resolve before any is ready");
-        assertEquals(List.of("7070", "7071", "7072"), all(Pattern.compile("(?m)^\\s+port: (\\d+)"), headless, 1));
+        assertEquals(List.of("7070", "7071", "7072", "7073"), all(Pattern.compile("(?m)^\\s+port: (\\d+)"), headless, 1));
         String client = read("k8s/service-client.yaml");
         assertFalse(client.contains("clusterIP: None"));
         assertEquals(List.of("7070", "7072"), all(Pattern.compile("(?m)^\\s+port: (\\d+)"), client, 1), "no Raft for clients");
