@@ -115,6 +115,7 @@ public final class HourglassNode implements AutoCloseable {
             return t;
         });
         started.push(() -> streamTimers.shutdownNow());
+        streamTimers.scheduleWithFixedDelay(this::removeSeriesOfGoneTopics, 1, 1, TimeUnit.MINUTES);
         StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
         PublishValidator validator = new PublishValidator(config.limits());
         AdminService admin = new AdminService(raft, replicator, store, engine, validator, clock,
@@ -161,6 +162,31 @@ public final class HourglassNode implements AutoCloseable {
         started.push(http);
         LOG.info("node {} serving gRPC on {}, checkpoints on {} and HTTP on {}", config.raft().nodeId(), grpc.getPort(),
                 replicaServer.port(), http.port());
+    }
+
+    /**
+     * Drops the per-topic metric series of topics that are gone: no consumer here, nothing in flight,
+     * no durable group and no stored message. Runs once a minute on the stream timer thread.
+     */
+    public int removeSeriesOfGoneTopics() {
+        try {
+            java.util.Set<String> consumed = new java.util.HashSet<>();
+            engine.hub().consumers().forEach(c -> consumed.add(c.topic()));
+            return metrics.removeTopicSeries(topic -> !consumed.contains(topic) && engine.inFlightCount(topic) == 0
+                    && store.durableGroups(topic).isEmpty() && !hasStoredMessage(topic));
+        } catch (RuntimeException e) {
+            LOG.warn("removing metric series of gone topics failed: {}", e.toString());
+            return 0;
+        }
+    }
+
+    private boolean hasStoredMessage(String topic) {
+        boolean[] any = {false};
+        store.scanTopic(topic, (key, message) -> {
+            any[0] = true;
+            return false;
+        });
+        return any[0];
     }
 
     /** A fixed pool of named daemon threads. */
