@@ -33,11 +33,16 @@ final class ShippedConfigTest {
             "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
             "raft.port", "cluster.peers", "cluster.join", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
             "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
+            "raft.followerStallTimeout", "raft.maxCheckpointDownloads",
             "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
             "limits.maxBatchMessages", "limits.maxBatchBytes",
-            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace");
+            "limits.maxHeaders", "limits.maxHeaderBytes", "limits.maxProducerIdBytes", "limits.maxMessageBytes",
+            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace", "rooms.maxAckTimeout",
+            "grpc.executorThreads", "grpc.maxConcurrentStreams", "grpc.keepAliveTime", "grpc.keepAliveTimeout",
+            "grpc.permitKeepAliveTime", "grpc.maxConnectionIdle", "grpc.initTimeout", "grpc.maxConsumers",
+            "http.threads", "http.idleTimeout", "http.maxConnections");
 
     /** A documented key: {@code #key=default}, the key starting with a lower-case letter and holding a dot. */
     private static final Pattern COMMENTED_KEY = Pattern.compile("#([a-z][A-Za-z]*\\.[A-Za-z.]+)=(.*)");
@@ -80,6 +85,8 @@ final class ShippedConfigTest {
         assertEquals(defaults.delivery(), shipped.delivery(), "delivery.*");
         assertEquals(defaults.limits(), shipped.limits(), "limits.*");
         assertEquals(defaults.rooms(), shipped.rooms(), "rooms.*");
+        assertEquals(defaults.grpc(), shipped.grpc(), "grpc.*");
+        assertEquals(defaults.http(), shipped.http(), "http.*");
     }
 
     /** Every {@code #key=default} line, in file order; fails on a key documented twice. */

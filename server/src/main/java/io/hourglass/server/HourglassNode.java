@@ -1,7 +1,6 @@
 package io.hourglass.server;
 
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.delivery.DeliveryEngine;
@@ -11,16 +10,18 @@ import io.hourglass.raft.RaftNode;
 import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
+import io.hourglass.server.grpc.ClientPort;
+import io.hourglass.server.grpc.StreamLimits;
 import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
 import java.nio.file.Path;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -62,8 +63,8 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     private void startComponents(Clock clock) throws IOException {
-        LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", config.raft().nodeId(), config.dataDir(),
-                config.grpcPort(), config.raft().raftPort(), config.httpPort());
+        LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", config.raft().nodeId(),
+                config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
         store = EventStore.open(config.dataDir().resolve("db"));
         started.push(store);
         StateApplier applier = new StateApplier(store);
@@ -99,13 +100,16 @@ public final class HourglassNode implements AutoCloseable {
         rooms.start();
         raft.start();
 
-        AtomicInteger writerThreads = new AtomicInteger();
-        ExecutorService writer = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
-            Thread t = new Thread(r, "hourglass-stream-writer-" + writerThreads.incrementAndGet());
+        ExecutorService writer = namedPool("hourglass-stream-writer-", Math.max(2, Runtime.getRuntime().availableProcessors()));
+        started.push(() -> writer.shutdownNow());
+        ScheduledExecutorService streamTimers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-stream-timers");
             t.setDaemon(true);
             return t;
         });
-        started.push(() -> writer.shutdownNow());
+        started.push(() -> streamTimers.shutdownNow());
+        streamTimers.scheduleWithFixedDelay(this::removeSeriesOfGoneTopics, 1, 1, TimeUnit.MINUTES);
+        StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
         PublishValidator validator = new PublishValidator(config.limits());
         AdminService admin = new AdminService(raft, replicator, store, engine, validator, clock,
                 config.host() + ":" + config.grpcPort());
@@ -115,15 +119,21 @@ public final class HourglassNode implements AutoCloseable {
                 config.rooms().clientTimeout(), () -> {
                     String hint = replicator.leaderHint();
                     return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
-                });
+                }, config.rooms().maxAckTimeout(), validator, streamLimits);
         metrics.bindRooms(rooms, roomsService);
-        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.bindHost(), config.grpcPort()))
-                .maxInboundMessageSize(config.limits().maxBatchBytes() * 2)
-                .addService(new BrokerService(replicator, engine, validator, writer, metrics))
+
+
+        // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
+        // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
+        ExecutorService grpcCalls = namedPool("hourglass-grpc-", config.grpc().executorThreads());
+        grpc = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
+                        config.limits().maxBatchBytes() * 2)
+                .addService(new BrokerService(replicator, engine, validator, writer, metrics, streamLimits))
                 .addService(roomsService)
                 .addService(admin)
                 .build()
                 .start();
+        started.push(() -> grpcCalls.shutdownNow());
         started.push(() -> {
             // The rooms engine stops before the server, out of stack order on purpose: its sessions then
             // end as "node shutting down". Were the streams cut first, each would reach the engine as its
@@ -135,10 +145,46 @@ public final class HourglassNode implements AutoCloseable {
                 grpc.shutdownNow();
             }
         });
-        http = new HealthHttpServer(config.bindHost(), config.httpPort(), metrics::render, raft::hasLeader);
+        http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::hasLeader);
         http.start();
         started.push(http);
-        LOG.info("node {} serving gRPC on {} and HTTP on {}", config.raft().nodeId(), grpc.getPort(), http.port());
+        LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
+                config.raft().nodeId(), grpc.getPort(), http.port(), config.raft().raftPort());
+    }
+
+    /**
+     * Drops the per-topic metric series of topics that are gone: no consumer here, nothing in flight,
+     * no durable group and no stored message. Runs once a minute on the stream timer thread.
+     */
+    public int removeSeriesOfGoneTopics() {
+        try {
+            java.util.Set<String> consumed = new java.util.HashSet<>();
+            engine.hub().consumers().forEach(c -> consumed.add(c.topic()));
+            return metrics.removeTopicSeries(topic -> !consumed.contains(topic) && engine.inFlightCount(topic) == 0
+                    && store.durableGroups(topic).isEmpty() && !hasStoredMessage(topic));
+        } catch (RuntimeException e) {
+            LOG.warn("removing metric series of gone topics failed: {}", e.toString());
+            return 0;
+        }
+    }
+
+    private boolean hasStoredMessage(String topic) {
+        boolean[] any = {false};
+        store.scanTopic(topic, (key, message) -> {
+            any[0] = true;
+            return false;
+        });
+        return any[0];
+    }
+
+    /** A fixed pool of named daemon threads. */
+    private static ExecutorService namedPool(String prefix, int threads) {
+        AtomicInteger n = new AtomicInteger();
+        return Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** Closes {@code c} on the first call only. */
@@ -153,6 +199,11 @@ public final class HourglassNode implements AutoCloseable {
 
     public int grpcPort() {
         return grpc.getPort();
+    }
+
+    /** Checkpoint chunks this node has sent to followers (tests). */
+    public long checkpointChunksSent() {
+        return raft.checkpointChunksSent();
     }
 
     public int httpPort() {

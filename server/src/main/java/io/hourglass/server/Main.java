@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
  * With no arguments it is a standalone node with its data in {@code ./data}.
  */
 @Command(name = "hourglass-server", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Runs a Hourglass node. Flags override the config file, which overrides HOURGLASS_* variables' defaults.")
+        description = {"Runs a Hourglass node.",
+            "Precedence: " + ConfigLoader.PRECEDENCE})
 public final class Main implements Callable<Integer> {
     @Option(names = "--config", description = "properties file (see conf/hourglass.properties)")
     Path config;

@@ -157,6 +157,42 @@ public final class NodeMetrics implements AutoCloseable {
         timers[1].record(Duration.ofMillis(Math.max(0, deliveredAtMs - dueAtMs)));
     }
 
+    /**
+     * Removes the {@code topic}-labelled series of every topic that {@code gone} says is gone, so that
+     * topic names cannot grow /metrics without bound; returns how many topics were dropped. A delivery
+     * or publish recorded concurrently into a series being removed may be lost from it; a topic used
+     * again gets new series, starting at zero. Runs on the caller's thread (the node's sweep timer).
+     */
+    public int removeTopicSeries(java.util.function.Predicate<String> gone) {
+        java.util.Set<String> topics = new java.util.HashSet<>(published.keySet());
+        topics.addAll(deliveryTimers.keySet());
+        int removed = 0;
+        for (String topic : topics) {
+            if (!gone.test(topic)) {
+                continue;
+            }
+            Counter c = published.remove(topic);
+            if (c != null) {
+                registry.remove(c);
+            }
+            Timer[] timers = deliveryTimers.remove(topic);
+            if (timers != null) {
+                for (Timer t : timers) {
+                    registry.remove(t);
+                }
+            }
+            removed++;
+        }
+        return removed;
+    }
+
+    /** Topics that have {@code topic}-labelled series now. */
+    public java.util.Set<String> topicsWithSeries() {
+        java.util.Set<String> topics = new java.util.TreeSet<>(published.keySet());
+        topics.addAll(deliveryTimers.keySet());
+        return topics;
+    }
+
     public long publishedTotal() {
         return publishedAll.sum();
     }

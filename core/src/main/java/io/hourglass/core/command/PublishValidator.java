@@ -4,6 +4,7 @@ import io.hourglass.core.InvalidRequestException;
 import io.hourglass.core.config.LimitsConfig;
 import io.hourglass.core.proto.NewMessage;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /** Checks publish requests and subscription names against {@link LimitsConfig} before anything is proposed. */
@@ -38,6 +39,52 @@ public final class PublishValidator {
             throw new InvalidRequestException(what + " '" + name
                     + "' may only contain letters, digits and . _ - / :");
         }
+    }
+
+    private void validateHeaders(String where, NewMessage m) {
+        if (m.getHeadersCount() > limits.maxHeaders()) {
+            throw new InvalidRequestException(where + "a message may carry at most " + limits.maxHeaders()
+                    + " headers (limits.maxHeaders), got " + m.getHeadersCount());
+        }
+        long headerBytes = 0;
+        for (Map.Entry<String, String> h : m.getHeadersMap().entrySet()) {
+            headerBytes += utf8Length(h.getKey()) + utf8Length(h.getValue());
+        }
+        if (headerBytes > limits.maxHeaderBytes()) {
+            throw new InvalidRequestException(where + "the headers are " + headerBytes + " bytes (keys and values); "
+                    + "the limit is " + limits.maxHeaderBytes() + " (limits.maxHeaderBytes)");
+        }
+    }
+
+    /**
+     * A producer message id (publish or room send) is kept for deduplication, so it has a small limit
+     * of its own.
+     */
+    public void validateProducerId(String where, String producerId) {
+        long n = utf8Length(producerId == null ? "" : producerId);
+        if (n > limits.maxProducerIdBytes()) {
+            throw new InvalidRequestException(where + "producer id is " + n + " bytes; the limit is "
+                    + limits.maxProducerIdBytes() + " (limits.maxProducerIdBytes)");
+        }
+    }
+
+    /** UTF-8 length without encoding: a request is measured before anything is copied. */
+    private static long utf8Length(String s) {
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                n++;
+            } else if (c < 0x800) {
+                n += 2;
+            } else if (Character.isHighSurrogate(c)) {
+                n += 4;
+                i++;
+            } else {
+                n += 3;
+            }
+        }
+        return n;
     }
 
     public void validateBatch(List<NewMessage> messages) {
@@ -75,7 +122,14 @@ public final class PublishValidator {
                 throw new InvalidRequestException(where + "payload is " + m.getPayload().size()
                         + " bytes; the limit is " + limits.maxPayloadBytes() + " (limits.maxPayloadBytes)");
             }
-            bytes += m.getSerializedSize();
+            validateHeaders(where, m);
+            validateProducerId(where, m.getProducerId());
+            int size = m.getSerializedSize();
+            if (size > limits.maxMessageBytes()) {
+                throw new InvalidRequestException(where + "the message is " + size + " bytes with its headers and ids; "
+                        + "the limit is " + limits.maxMessageBytes() + " (limits.maxMessageBytes)");
+            }
+            bytes += size;
         }
         if (bytes > limits.maxBatchBytes()) {
             throw new InvalidRequestException("a publish request may carry at most " + limits.maxBatchBytes()

@@ -27,6 +27,12 @@ public final class Consumer {
     private final Sink sink;
     /** Tags sent on this consumer's stream and not yet acked or nacked: the only tags it may ack. */
     private final Set<EventKey> sentTags = ConcurrentHashMap.newKeySet();
+    /**
+     * Guarded by the {@link InFlightTracker}'s monitor: the tracker released this consumer, and
+     * refuses to record new deliveries for it (a dispatcher pass that read its route before the
+     * disconnect must not leave a message held by a stream that is gone).
+     */
+    boolean releasedInFlight;
 
     Consumer(String id, String topic, String group, int queueSize, Sink sink) {
         this.id = id;

@@ -14,7 +14,10 @@ import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -46,6 +49,13 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     private volatile boolean leading;
     private Thread dispatcherThread;
     private ScheduledExecutorService timers;
+    /**
+     * Where a disconnected consumer's in-flight messages are released: inline until {@link #start()}
+     * (tests drive the engine synchronously), then the pipeline's own single thread, so that mass
+     * disconnects queue small tasks instead of transport threads.
+     */
+    private volatile Executor releases = Runnable::run;
+    private ExecutorService releaseThread;
 
     public DeliveryEngine(DeliveryConfig config, EventStore store, Replicator replicator, Clock clock) {
         this.config = config;
@@ -67,6 +77,12 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         dispatcherThread = new Thread(dispatcher, "hourglass-dispatcher");
         dispatcherThread.setDaemon(true);
         dispatcherThread.start();
+        releaseThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-delivery-releases");
+            t.setDaemon(true);
+            return t;
+        });
+        releases = releaseThread;
         timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "hourglass-delivery-timers");
             t.setDaemon(true);
@@ -149,12 +165,24 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         wake();
     }
 
-    /** The consumer's stream ended: what it held is redeliverable at once. */
+    /**
+     * The consumer's stream ended: it gets nothing more at once, and what it held becomes
+     * redeliverable on the pipeline's release thread — never on the caller's (a transport thread),
+     * and in O(the consumer's own in-flight messages).
+     */
     public void disconnect(Consumer c) {
         if (!hub.unregister(c)) {
             return;
         }
-        List<EventKey> released = inFlight.releaseConsumer(c.id(), c.isUniversal() ? c.recipient() : null);
+        try {
+            releases.execute(() -> release(c));
+        } catch (RejectedExecutionException e) {
+            LOG.debug("{} disconnected while the engine stops; nothing to release", c);
+        }
+    }
+
+    private void release(Consumer c) {
+        List<EventKey> released = inFlight.releaseConsumer(c);
         LOG.debug("{} disconnected, released {} in-flight messages", c, released.size());
         if (c.isUniversal() && store.durableGroups(c.topic()).isEmpty()) {
             for (EventKey key : released) {
@@ -178,10 +206,13 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         for (ApplyResult.Receipt r : result.receipts()) {
             inFlight.clearRecipient(r.key(), "g:" + r.group());
         }
-        for (EventKey key : result.deleted()) {
-            inFlight.clearMessage(key);
-            for (Consumer c : hub.consumers()) {
-                c.forgetTag(key);
+        if (!result.deleted().isEmpty()) {
+            var consumers = hub.consumers(); // one copy per entry, not one per deleted key
+            for (EventKey key : result.deleted()) {
+                inFlight.clearMessage(key);
+                for (Consumer c : consumers) {
+                    c.forgetTag(key);
+                }
             }
         }
         if (result.duePublished()) {
@@ -270,6 +301,9 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         dispatcher.stop();
         if (timers != null) {
             timers.shutdownNow();
+        }
+        if (releaseThread != null) {
+            releaseThread.shutdown();
         }
         if (dispatcherThread != null) {
             try {

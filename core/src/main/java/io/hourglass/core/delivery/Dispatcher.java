@@ -126,8 +126,11 @@ final class Dispatcher implements Runnable {
         for (Consumer c : route.universal()) {
             String recipient = c.recipient();
             if (c.hasRoom() && !inFlight.isBlocked(key, recipient, now) && stillPending(key, null)) {
-                c.push(deliver(key, message, recipient, c, now));
-                n++;
+                Delivery d = deliver(key, message, recipient, c, now);
+                if (d != null) {
+                    c.push(d);
+                    n++;
+                }
             }
         }
         return n;
@@ -139,8 +142,12 @@ final class Dispatcher implements Runnable {
                 : !store.hasReceipt(key, group) && store.message(key).isPresent();
     }
 
+    /** The delivery for {@code c}, recorded in flight; null when {@code c} was disconnected meanwhile. */
     private Delivery deliver(EventKey key, StoredMessage message, String recipient, Consumer c, long now) {
-        int attempt = inFlight.claim(key, recipient, c.id(), now);
+        int attempt = inFlight.claim(key, recipient, c, now);
+        if (attempt == 0) {
+            return null;
+        }
         metrics.dispatched.increment();
         if (attempt > 1) {
             metrics.redelivered.increment();

@@ -107,8 +107,9 @@ public final class Hub {
 
     /**
      * Gives a message to the next member of a group, round-robin, skipping members whose buffer is
-     * full. {@code build} turns the chosen consumer into its delivery (and records it in flight).
-     * Returns the consumer that took it, or null when every member was full.
+     * full. {@code build} turns the chosen consumer into its delivery (and records it in flight), or
+     * returns null for a consumer that was disconnected meanwhile, which is skipped.
+     * Returns the consumer that took it, or null when no member could.
      */
     Consumer offerToGroup(Route route, String group, Function<Consumer, Delivery> build) {
         List<Consumer> members = route.groups().get(group);
@@ -118,7 +119,11 @@ public final class Hub {
             int at = Math.floorMod(start + i, members.size());
             Consumer c = members.get(at);
             if (c.hasRoom()) {
-                c.push(build.apply(c));
+                Delivery d = build.apply(c);
+                if (d == null) {
+                    continue;
+                }
+                c.push(d);
                 cursor.put(cursorKey, at + 1);
                 return c;
             }

@@ -12,13 +12,16 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * Merges the node's settings, later sources overriding earlier ones: the properties file, then
- * {@code HOURGLASS_*} environment variables ({@code HOURGLASS_DELIVERY_INFLIGHTTIMEOUT} →
- * {@code delivery.inFlightTimeout}, matched case-insensitively against known keys or, for unknown
- * ones ignored), then command-line flags. The only class that
+ * Merges the node's settings: {@link #PRECEDENCE}. {@code HOURGLASS_*} environment variables map to
+ * keys case-insensitively ({@code HOURGLASS_DELIVERY_INFLIGHTTIMEOUT} → {@code delivery.inFlightTimeout});
+ * variables that name no known key ({@code HOURGLASS_SERVERS}, ...) are ignored. The only class that
  * reads files and the environment.
  */
 public final class ConfigLoader {
+    /** The one statement of the order, which --help, the shipped config file and the docs repeat. */
+    public static final String PRECEDENCE = "command-line flags override HOURGLASS_* environment variables, "
+            + "which override the config file (--config), which overrides the built-in defaults.";
+
     private ConfigLoader() {
     }
 

@@ -13,7 +13,11 @@ final class KnownKeys {
             "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
             "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
             "limits.maxBatchMessages", "limits.maxBatchBytes",
-            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace");
+            "limits.maxHeaders", "limits.maxHeaderBytes", "limits.maxProducerIdBytes", "limits.maxMessageBytes",
+            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace", "rooms.maxAckTimeout",
+            "grpc.executorThreads", "grpc.maxConcurrentStreams", "grpc.keepAliveTime", "grpc.keepAliveTimeout",
+            "grpc.permitKeepAliveTime", "grpc.maxConnectionIdle", "grpc.initTimeout", "grpc.maxConsumers",
+            "http.threads", "http.idleTimeout", "http.maxConnections");
 
     private KnownKeys() {
     }

@@ -17,14 +17,16 @@ import java.nio.file.Path;
  * @param httpPort {@code http.port} (7072): {@code /metrics}, {@code /healthz}, {@code /readyz}
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
-                         DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, Settings settings) {
+                         DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, GrpcConfig grpc,
+                         HttpConfig http, Settings settings) {
 
     public static NodeConfig from(Settings s) {
         Path dataDir = Path.of(s.string("node.dataDir", "data")).toAbsolutePath();
         int grpcPort = s.integer("grpc.port", 7070, 0, 65_535);
+        RaftConfig raft = RaftConfig.from(s, dataDir, grpcPort);
+        HttpConfig http = HttpConfig.from(s);
         return new NodeConfig(dataDir, s.string("node.host", "127.0.0.1"), s.string("node.bindHost", "0.0.0.0"),
-                grpcPort, s.integer("http.port", 7072, 0, 65_535),
-                RaftConfig.from(s, dataDir, grpcPort), DeliveryConfig.from(s), LimitsConfig.from(s),
-                RoomsConfig.from(s), s);
+                grpcPort, http.port(), raft, DeliveryConfig.from(s), LimitsConfig.from(s),
+                RoomsConfig.from(s), GrpcConfig.from(s), http, s);
     }
 }

@@ -34,9 +34,12 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
     private final PublishValidator validator;
     private final Executor writer;
     private final NodeMetrics metrics;
+    private final StreamLimits limits;
 
+    /** @param limits the init deadline of Subscribe streams and the node's consumer cap */
     public BrokerService(Replicator replicator, DeliveryEngine engine, PublishValidator validator, Executor writer,
-                         NodeMetrics metrics) {
+                         NodeMetrics metrics, StreamLimits limits) {
+        this.limits = limits;
         this.replicator = replicator;
         this.engine = engine;
         this.validator = validator;
@@ -136,6 +139,7 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
 
     @Override
     public StreamObserver<SubscribeRequest> subscribe(StreamObserver<SubscribeResponse> out) {
-        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer, metrics);
+        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer, metrics,
+                limits);
     }
 }

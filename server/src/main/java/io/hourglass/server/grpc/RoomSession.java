@@ -68,6 +68,8 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
     private final Supplier<String> leaderHint;
     private final Runnable onEnded;
     private final Runnable onCutOff;
+    /** Ends the session unless the open frame comes within {@code grpc.initTimeout}. */
+    private final StreamLimits.Deadline openDeadline;
     private final Queue<SessionResponse> buffer = new ConcurrentLinkedQueue<>();
     /** Frames in {@link #buffer}; a frame is counted before it is added, so the bound holds. */
     private final AtomicInteger buffered = new AtomicInteger();
@@ -89,7 +91,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
 
     RoomSession(RoomEngine engine, ServerCallStreamObserver<SessionResponse> out, Executor writer,
                 int maxBuffered, Duration defaultClientTimeout, Supplier<String> leaderHint, Runnable onEnded,
-                Runnable onCutOff) {
+                Runnable onCutOff, StreamLimits limits) {
         this.engine = engine;
         this.out = out;
         this.writer = writer;
@@ -100,6 +102,8 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
         this.onCutOff = onCutOff;
         out.setOnReadyHandler(this::scheduleDrain);
         out.setOnCancelHandler(this::abandon);
+        this.openDeadline = limits.awaitFirstFrame("room Session", "open",
+                status -> end(status.asRuntimeException(), false));
     }
 
     // ---- inbound: gRPC's thread for this call, one frame at a time
@@ -112,6 +116,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
         synchronized (this) {
             if (!openSeen) {
                 openSeen = true;
+                openDeadline.cancel();
                 open(frame);
                 return;
             }
@@ -287,6 +292,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
         if (!ending.compareAndSet(null, how)) {
             return false;
         }
+        openDeadline.cancel();
         release();
         scheduleDrain();
         return true;

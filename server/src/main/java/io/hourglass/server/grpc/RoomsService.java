@@ -16,6 +16,7 @@ import io.hourglass.api.v1.RoomStateRequest;
 import io.hourglass.api.v1.RoomsGrpc;
 import io.hourglass.api.v1.SessionRequest;
 import io.hourglass.api.v1.SessionResponse;
+import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.rooms.RoomEngine;
 import java.time.Duration;
 import java.util.Set;
@@ -43,6 +44,9 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
     private final int sessionBuffer;
     private final Duration defaultClientTimeout;
     private final Supplier<String> leaderHint;
+    private final Duration maxAckTimeout;
+    private final PublishValidator validator;
+    private final StreamLimits limits;
     private final Set<RoomSession> sessions = ConcurrentHashMap.newKeySet();
     private final LongAdder sessionsOpened = new LongAdder();
     private final LongAdder sessionsCutOff = new LongAdder();
@@ -52,9 +56,13 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
      * @param sessionBuffer frames a session may have waiting for a slow client before it is cut off
      * @param defaultClientTimeout the heartbeat timeout of a session that asks for none ({@code rooms.clientTimeout})
      * @param leaderHint the leader's client address, or null when unknown: sent with UNAVAILABLE when a session closes
+     * @param maxAckTimeout {@code rooms.maxAckTimeout}
+     * @param validator checks the producer ids of sends ({@code limits.maxProducerIdBytes})
+     * @param limits the open-frame deadline of sessions
      */
     public RoomsService(RoomEngine engine, Executor writer, int sessionBuffer, Duration defaultClientTimeout,
-                        Supplier<String> leaderHint) {
+                        Supplier<String> leaderHint, Duration maxAckTimeout, PublishValidator validator,
+                        StreamLimits limits) {
         if (sessionBuffer < 1) {
             throw new IllegalArgumentException("sessionBuffer must be positive, got " + sessionBuffer);
         }
@@ -63,13 +71,16 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
         this.sessionBuffer = sessionBuffer;
         this.defaultClientTimeout = defaultClientTimeout;
         this.leaderHint = leaderHint;
+        this.maxAckTimeout = maxAckTimeout;
+        this.validator = validator;
+        this.limits = limits;
     }
 
     @Override
     public StreamObserver<SessionRequest> session(StreamObserver<SessionResponse> out) {
         RoomSession[] self = new RoomSession[1];
         self[0] = new RoomSession(engine, (ServerCallStreamObserver<SessionResponse>) out, writer, sessionBuffer,
-                defaultClientTimeout, leaderHint, () -> sessions.remove(self[0]), sessionsCutOff::increment);
+                defaultClientTimeout, leaderHint, () -> sessions.remove(self[0]), sessionsCutOff::increment, limits);
         sessions.add(self[0]);
         sessionsOpened.increment();
         return self[0];
@@ -77,8 +88,11 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
 
     @Override
     public void send(RoomSendRequest request, StreamObserver<RoomSendResponse> out) {
-        answer(out, () -> engine.send(request.getRoom(), request.getPriority(), request.getPayload(),
-                        RoomsWire.producer(request.getClientId()), request.getProducerId()),
+        answer(out, () -> {
+                    validator.validateProducerId("", request.getProducerId());
+                    return engine.send(request.getRoom(), request.getPriority(), request.getPayload(),
+                            RoomsWire.producer(request.getClientId()), request.getProducerId());
+                },
                 id -> RoomSendResponse.newBuilder().setMessageId(id).build());
     }
 
@@ -113,7 +127,7 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
     @Override
     public void configure(RoomConfigureRequest request, StreamObserver<RoomConfigureResponse> out) {
         answer(out, () -> engine.configure(request.getRoom(),
-                        RoomsWire.settings(request.getAtLeastOnce(), request.getAckTimeoutMs())),
+                        RoomsWire.settings(request.getAtLeastOnce(), request.getAckTimeoutMs(), maxAckTimeout)),
                 v -> RoomConfigureResponse.getDefaultInstance());
     }
 

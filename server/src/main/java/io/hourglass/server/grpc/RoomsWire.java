@@ -67,7 +67,7 @@ final class RoomsWire {
     /** The reply to a request refused as malformed; the session goes on. */
     static SessionResponse refused(long requestId, String why) {
         return SessionResponse.newBuilder().setReply(SessionReply.newBuilder().setRequestId(requestId)
-                .setOutcome(INVALID_ARGUMENT).setOk(false).setError(why)).build();
+                .setOutcome(INVALID_ARGUMENT).setOk(false).setError(StatusMapper.bounded(why))).build();
     }
 
     private static boolean changedSomething(Enum<?> outcome) {
@@ -84,18 +84,33 @@ final class RoomsWire {
         };
     }
 
+    /** A client id is a UUID the broker issued: 36 characters. Longer input is refused without being parsed or echoed. */
+    private static final int CLIENT_ID_LENGTH = 36;
+
     /** The sender's session named in a send request, or null when it names none. */
     static ClientId producer(String clientId) {
-        return clientId.isEmpty() ? null : ClientId.parse(clientId);
+        if (clientId.isEmpty()) {
+            return null;
+        }
+        if (clientId.length() > CLIENT_ID_LENGTH) {
+            throw new InvalidRequestException("client_id is " + clientId.length() + " characters long; a client id is "
+                    + "the " + CLIENT_ID_LENGTH + "-character id the session's opened frame carries");
+        }
+        return ClientId.parse(clientId);
     }
 
     static String heldMessage(String id) {
         return id.isEmpty() ? null : id;
     }
 
-    static RoomSettings settings(boolean atLeastOnce, long ackTimeoutMs) {
+    /** @param maxAckTimeout {@code rooms.maxAckTimeout}: the longest ack timeout a room may be given */
+    static RoomSettings settings(boolean atLeastOnce, long ackTimeoutMs, Duration maxAckTimeout) {
         if (ackTimeoutMs < 0) {
             throw new InvalidRequestException("ack_timeout_ms must be 0 (none) or at least 1000, got " + ackTimeoutMs);
+        }
+        if (ackTimeoutMs > maxAckTimeout.toMillis()) {
+            throw new InvalidRequestException("ack timeout " + ackTimeoutMs + "ms exceeds rooms.maxAckTimeout ("
+                    + io.hourglass.core.config.Settings.format(maxAckTimeout) + "); use 0 for no ack timeout");
         }
         return new RoomSettings(atLeastOnce ? DeliveryGuarantee.AT_LEAST_ONCE : DeliveryGuarantee.AT_MOST_ONCE,
                 Duration.ofMillis(ackTimeoutMs));

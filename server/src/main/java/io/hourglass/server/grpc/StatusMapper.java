@@ -11,8 +11,15 @@ import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The one place where domain exceptions become gRPC statuses. */
+/**
+ * The one place where domain exceptions become gRPC statuses, and where every error text a client
+ * receives is bounded ({@link #bounded}): a status description travels in a response header, so an
+ * error that echoed a 1 MiB input would overflow the client's header limit and reach it as
+ * {@code INTERNAL: Header size exceeded} instead of the real reason.
+ */
 public final class StatusMapper {
+    /** The longest error text sent to a client, in characters; longer ones are cut with a note of how much. */
+    public static final int MAX_DESCRIPTION = 300;
     /** Trailer naming the leader's client address when a node refuses because it does not lead. */
     public static final Metadata.Key<String> LEADER_KEY = Metadata.Key.of("hourglass-leader", Metadata.ASCII_STRING_MARSHALLER);
     private static final Logger LOG = LoggerFactory.getLogger(StatusMapper.class);
@@ -48,6 +55,21 @@ public final class StatusMapper {
             trailers.put(LEADER_KEY, leaderHint);
         }
         return Status.UNAVAILABLE.withDescription(description).asRuntimeException(trailers);
+    }
+
+    /** {@code text} cut to {@link #MAX_DESCRIPTION} characters (null stays null). */
+    public static String bounded(String text) {
+        if (text == null || text.length() <= MAX_DESCRIPTION) {
+            return text;
+        }
+        String note = "… (" + (text.length() - MAX_DESCRIPTION + 40) + " more characters)";
+        return text.substring(0, MAX_DESCRIPTION - 40) + note;
+    }
+
+    /** {@code status} with its description {@link #bounded}. */
+    public static Status bounded(Status status) {
+        String d = status.getDescription();
+        return d == null || d.length() <= MAX_DESCRIPTION ? status : status.withDescription(bounded(d));
     }
 
     public static Throwable unwrap(Throwable error) {

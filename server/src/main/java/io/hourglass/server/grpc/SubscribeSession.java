@@ -14,6 +14,7 @@ import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.Delivery;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.storage.EventKey;
+import java.util.HexFormat;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -34,19 +35,26 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private final Executor writer;
     private final io.hourglass.server.NodeMetrics metrics;
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private final StreamLimits limits;
+    /** Closes the stream unless the init frame comes in time; cancelled by the first frame. */
+    private final StreamLimits.Deadline initDeadline;
+    /** Set once a consumer slot was taken; cleared by the one release that gives it back. */
+    private final AtomicBoolean holdsSlot = new AtomicBoolean();
     private volatile Consumer consumer;
     private volatile boolean initialised;
     private volatile boolean ended;
 
     SubscribeSession(DeliveryEngine engine, PublishValidator validator, ServerCallStreamObserver<SubscribeResponse> out,
-                     Executor writer, io.hourglass.server.NodeMetrics metrics) {
+                     Executor writer, io.hourglass.server.NodeMetrics metrics, StreamLimits limits) {
         this.metrics = metrics;
+        this.limits = limits;
         this.engine = engine;
         this.validator = validator;
         this.out = out;
         this.writer = writer;
         out.setOnReadyHandler(this::deliveriesAvailable);
         out.setOnCancelHandler(this::release);
+        this.initDeadline = limits.awaitFirstFrame("Subscribe", "init", this::fail);
     }
 
     @Override
@@ -67,6 +75,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     }
 
     private void init(SubscribeRequest frame) {
+        initDeadline.cancel();
         if (frame.getFrameCase() != SubscribeRequest.FrameCase.INIT) {
             fail(Status.INVALID_ARGUMENT.withDescription(
                     "the first Subscribe frame must be init (topic and group), got " + frame.getFrameCase()));
@@ -80,6 +89,16 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             validator.validateGroup(group);
         } catch (HourglassException e) {
             fail(StatusMapper.toStatus(e));
+            return;
+        }
+        Status full = limits.acquireConsumer();
+        if (full != null) {
+            fail(full);
+            return;
+        }
+        holdsSlot.set(true);
+        if (ended) { // cancelled meanwhile: release() may have run before the slot was taken
+            giveBackSlot();
             return;
         }
         engine.subscribe(topic, group, this).whenComplete((c, error) -> {
@@ -137,14 +156,20 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             throw new IllegalArgumentException("the subscription is not active yet; nothing was delivered on this stream");
         }
         if (tagBytes.size() != EventKey.LENGTH) {
-            throw new IllegalArgumentException("a tag has " + EventKey.LENGTH + " bytes, got " + tagBytes.size());
+            throw new IllegalArgumentException("a tag has " + EventKey.LENGTH + " bytes, got " + tagBytes.size()
+                    + ": no such message was delivered on this stream");
         }
-        return EventKey.fromBytes(tagBytes.toByteArray());
+        try {
+            return EventKey.fromBytes(tagBytes.toByteArray());
+        } catch (IllegalArgumentException e) { // not a key the broker could have made (negative sequence, ...)
+            throw new IllegalArgumentException("tag " + HexFormat.of().formatHex(tagBytes.toByteArray())
+                    + ": no such message was delivered on this stream");
+        }
     }
 
     private void refuse(ByteString tag, String why) {
         write(SubscribeResponse.newBuilder().setAckReply(AckReply.newBuilder().setTag(tag).setOk(false)
-                .setCode(Status.Code.INVALID_ARGUMENT.value()).setError(why)).build());
+                .setCode(Status.Code.INVALID_ARGUMENT.value()).setError(StatusMapper.bounded(why))).build());
     }
 
     @Override
@@ -209,9 +234,17 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
 
     private void release() {
         ended = true;
+        initDeadline.cancel();
         Consumer c = consumer;
         if (c != null) {
             engine.disconnect(c);
+        }
+        giveBackSlot();
+    }
+
+    private void giveBackSlot() {
+        if (holdsSlot.compareAndSet(true, false)) {
+            limits.releaseConsumer();
         }
     }
 

@@ -1,60 +1,95 @@
 package io.hourglass.server.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.hourglass.server.config.HttpConfig;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * {@code /metrics} (Prometheus text), {@code /healthz} (the process is up) and {@code /readyz}
  * (the node is in a group with a leader and has caught up) on the node's HTTP port.
+ *
+ * <p>Jetty parses requests in its selector, so a client that sends half a request and stalls holds
+ * no pool thread; {@code http.idleTimeout} closes it. Requests run on a bounded, named pool
+ * ({@code http.threads}); {@code http.maxConnections} caps open connections, past which the
+ * acceptor waits. Probes therefore answer while slow or hostile clients hang on the port.
  */
 public final class HealthHttpServer implements AutoCloseable {
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private final Server server;
+    private final ServerConnector connector;
 
-    public HealthHttpServer(String bindHost, int port, Supplier<String> metrics, BooleanSupplier ready) throws IOException {
-        server = HttpServer.create(new InetSocketAddress(bindHost, port), 16);
-        executor = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "hourglass-http");
-            t.setDaemon(true);
-            return t;
+    public HealthHttpServer(String bindHost, HttpConfig config, Supplier<String> metrics, BooleanSupplier ready) {
+        QueuedThreadPool pool = new QueuedThreadPool(config.threads(), Math.min(2, config.threads()));
+        pool.setName("hourglass-http");
+        pool.setDaemon(true);
+        server = new Server(pool);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setRequestHeaderSize(8 << 10);
+        connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        connector.setHost(bindHost);
+        connector.setPort(config.port());
+        connector.setIdleTimeout(config.idleTimeout().toMillis());
+        server.addConnector(connector);
+        server.addBean(new NetworkConnectionLimit(config.maxConnections(), connector));
+        server.setHandler(new Handler.Abstract() { // blocking: a scrape runs on the pool, never on the selector
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                String path = Request.getPathInContext(request);
+                switch (path) {
+                    case "/metrics" -> respond(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8",
+                            metrics.get());
+                    case "/healthz" -> respond(response, callback, 200, "text/plain", "ok\n");
+                    case "/readyz" -> {
+                        boolean ok = ready.getAsBoolean();
+                        respond(response, callback, ok ? 200 : 503, "text/plain",
+                                ok ? "ready\n" : "not ready: no leader or not caught up\n");
+                    }
+                    default -> respond(response, callback, 404, "text/plain",
+                            "not found; this port serves /metrics, /healthz and /readyz\n");
+                }
+                return true;
+            }
         });
-        server.setExecutor(executor);
-        server.createContext("/metrics", ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get()));
-        server.createContext("/healthz", ex -> respond(ex, 200, "text/plain", "ok\n"));
-        server.createContext("/readyz", ex -> {
-            boolean ok = ready.getAsBoolean();
-            respond(ex, ok ? 200 : 503, "text/plain", ok ? "ready\n" : "not ready: no leader or not caught up\n");
-        });
     }
 
-    public void start() {
-        server.start();
-    }
-
-    public int port() {
-        return server.getAddress().getPort();
-    }
-
-    private static void respond(HttpExchange ex, int code, String type, String body) throws IOException {
+    private static void respond(Response response, Callback callback, int code, String type, String body) {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", type);
-        ex.sendResponseHeaders(code, bytes.length);
-        try (OutputStream os = ex.getResponseBody()) {
-            os.write(bytes);
+        response.setStatus(code);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+        response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+
+    public void start() throws IOException {
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("cannot start the HTTP endpoint: " + e.getMessage(), e);
         }
     }
 
+    public int port() {
+        return connector.getLocalPort();
+    }
+
     @Override
-    public void close() {
-        server.stop(0);
-        executor.shutdownNow();
+    public void close() throws Exception {
+        server.stop();
     }
 }

@@ -51,6 +51,8 @@ class ConfigurationDocTest {
         assertEquals(defaults.limits(), fromDocs.limits());
         assertEquals(defaults.rooms(), fromDocs.rooms());
         assertEquals(defaults.raft(), fromDocs.raft());
+        assertEquals(defaults.grpc(), fromDocs.grpc());
+        assertEquals(defaults.http(), fromDocs.http());
         assertEquals(List.of(defaults.host(), defaults.bindHost(), defaults.grpcPort(), defaults.httpPort()),
                 List.of(fromDocs.host(), fromDocs.bindHost(), fromDocs.grpcPort(), fromDocs.httpPort()));
         assertEquals("data", documented().get("node.dataDir"));

@@ -32,9 +32,7 @@ public final class TestCluster implements AutoCloseable {
         for (int i = 1; i <= size; i++) {
             Map<String, String> s = new HashMap<>(common);
             s.put("node.id", "n" + i);
-            s.put("grpc.port", Integer.toString(TestNode.freePort()));
-            s.put("raft.port", Integer.toString(TestNode.freePort()));
-            s.put("http.port", Integer.toString(TestNode.freePort()));
+            TestNode.putPorts(s);
             peers.add("n" + i + "=127.0.0.1:" + s.get("raft.port") + ":" + s.get("grpc.port"));
             settings.add(s);
         }
@@ -50,9 +48,7 @@ public final class TestCluster implements AutoCloseable {
         int index = nodes.size() + 1;
         Map<String, String> s = new HashMap<>(settings.get(0));
         s.put("node.id", "n" + index);
-        s.put("grpc.port", Integer.toString(TestNode.freePort()));
-        s.put("raft.port", Integer.toString(TestNode.freePort()));
-        s.put("http.port", Integer.toString(TestNode.freePort()));
+        TestNode.putPorts(s);
         s.put("cluster.join", "true");
         s.put("cluster.peers", settings.get(0).get("cluster.peers") + ",n" + index + "=127.0.0.1:"
                 + s.get("raft.port") + ":" + s.get("grpc.port"));

@@ -44,10 +44,16 @@ public final class TestNode implements AutoCloseable {
         settings.put("node.id", "n1");
         settings.put("node.dataDir", dataDir.toString());
         settings.put("node.bindHost", "127.0.0.1");
-        settings.put("grpc.port", Integer.toString(freePort()));
-        settings.put("raft.port", Integer.toString(freePort()));
-        settings.put("http.port", Integer.toString(freePort()));
+        putPorts(settings);
         settings.putAll(overrides);
+    }
+
+    /** Three consecutive free ports, laid out as the shipped defaults are: gRPC, Raft, HTTP. */
+    static void putPorts(Map<String, String> s) {
+        int base = TestPorts.block(3);
+        s.put("grpc.port", Integer.toString(base));
+        s.put("raft.port", Integer.toString(base + 1));
+        s.put("http.port", Integer.toString(base + 2));
     }
 
     /** Starts a standalone node and waits until it leads. */

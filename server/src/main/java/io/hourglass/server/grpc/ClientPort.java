@@ -1,0 +1,36 @@
+package io.hourglass.server.grpc;
+
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.hourglass.server.config.GrpcConfig;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client gRPC port's transport settings ({@link GrpcConfig}): a bounded executor for every call,
+ * a cap on concurrent streams per connection, keepalive in both directions and an idle-connection
+ * limit, and bounded status descriptions on every reply ({@link BoundedStatusInterceptor}).
+ * Services are added by the composition root.
+ */
+public final class ClientPort {
+    private ClientPort() {
+    }
+
+    /**
+     * @param executor the bounded pool that runs every call of the port ({@code grpc.executorThreads})
+     * @param maxInboundBytes the largest request message
+     */
+    public static NettyServerBuilder builder(String bindHost, int port, GrpcConfig config, Executor executor,
+                                             int maxInboundBytes) {
+        return NettyServerBuilder.forAddress(new InetSocketAddress(bindHost, port))
+                .executor(executor)
+                .maxInboundMessageSize(maxInboundBytes)
+                .maxConcurrentCallsPerConnection(config.maxConcurrentStreams())
+                .keepAliveTime(config.keepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
+                .keepAliveTimeout(config.keepAliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .permitKeepAliveTime(config.permitKeepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .maxConnectionIdle(config.maxConnectionIdle().toMillis(), TimeUnit.MILLISECONDS)
+                .intercept(new BoundedStatusInterceptor());
+    }
+}
