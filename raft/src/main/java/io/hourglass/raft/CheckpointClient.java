@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.ratis.thirdparty.io.grpc.CallOptions;
+import org.apache.ratis.thirdparty.io.grpc.Context;
 import org.apache.ratis.thirdparty.io.grpc.ManagedChannel;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyChannelBuilder;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
@@ -55,11 +56,14 @@ final class CheckpointClient implements CheckpointSource {
         CompletableFuture<Path> done = new CompletableFuture<>();
         ManagedChannel channel = NettyChannelBuilder.forTarget(address).usePlaintext()
                 .maxInboundMessageSize(CheckpointServer.CHUNK + (64 << 10)).build();
-        ClientCalls.asyncServerStreamingCall(
+        // Ratis asks for the install while it handles the leader's InstallSnapshot RPC, on that
+        // call's gRPC context (the same shaded gRPC as ours): a call started in it would be
+        // cancelled as soon as that RPC is answered. The download runs in a context of its own.
+        Context.ROOT.run(() -> ClientCalls.asyncServerStreamingCall(
                 channel.newCall(CheckpointServer.FETCH, CallOptions.DEFAULT
                         .withDeadlineAfter(DOWNLOAD_DEADLINE_MINUTES, TimeUnit.MINUTES)),
                 CheckpointRequest.newBuilder().setRequester(selfId).build(),
-                new Writer(leaderPeerId, address, dir, channel, done));
+                new Writer(leaderPeerId, address, dir, channel, done)));
         return done;
     }
 
