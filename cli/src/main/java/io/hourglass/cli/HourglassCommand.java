@@ -59,7 +59,7 @@ public final class HourglassCommand implements Callable<Integer> {
                     + "times in epoch milliseconds.")
     private OutputFormat output;
 
-    @Option(names = "--deadline", paramLabel = "D", converter = DurationConverter.class,
+    @Option(names = "--deadline", paramLabel = "D", converter = DurationConverter.Positive.class,
             scope = ScopeType.INHERIT, defaultValue = "15s",
             description = "How long to keep retrying while no server can serve a request, and "
                     + "how long consume keeps reconnecting (default: ${DEFAULT-VALUE}).")

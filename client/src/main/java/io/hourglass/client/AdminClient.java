@@ -182,7 +182,7 @@ public final class AdminClient {
                 hint = trailers == null ? null : trailers.get(ConsumerStream.LEADER_KEY);
             }
             if (!StatusMapping.isRetryable(status)) {
-                throw StatusMapping.toException(status);
+                throw StatusMapping.toException(status, endpoint.address());
             }
             boolean redirected = pool.failover(endpoint, hint);
             Duration wait = redirected && attempt == 1 ? Duration.ZERO : retry.backoff(attempt);
