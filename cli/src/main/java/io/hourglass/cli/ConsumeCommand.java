@@ -122,6 +122,7 @@ final class ConsumeCommand implements Callable<Integer> {
                         throw e;
                     }
                 }
+                printer.finish();
             } finally {
                 subscription.close();
                 printer.flush();

@@ -103,6 +103,11 @@ public final class HourglassCommand implements Callable<Integer> {
                 "missing subcommand: cluster, topic, group, consumer, publish, consume or room");
     }
 
+    /** Whether records are printed as JSON lines (scripts), not as a table (people). */
+    boolean isJson() {
+        return output == OutputFormat.JSON;
+    }
+
     boolean verbose() {
         return verbose;
     }

@@ -98,7 +98,8 @@ final class TopicCommand implements Callable<Integer> {
     }
 
     @Command(name = "purge", mixinStandardHelpOptions = true,
-            description = "Delete every stored message of TOPIC; prints topic and purged (how many).")
+            description = {"Delete every stored message of TOPIC; prints topic and purged (how many).",
+                "Asks for --yes, except with --output json (scripts)."})
     static final class Purge implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(Column.text("topic", "TOPIC"), Column.text("purged", "PURGED"));
 
@@ -111,9 +112,16 @@ final class TopicCommand implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
         private String topic;
 
+        @Option(names = {"-y", "--yes"}, description = "Purge without asking; needed in table mode.")
+        private boolean yes;
+
         @Override
         public Integer call() {
             AdminSupport.require(spec, "TOPIC", topic);
+            if (!yes && !group.root.isJson()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "this deletes every stored message of '"
+                        + AdminSupport.shorten(topic) + "' for good; add --yes to do it");
+            }
             return AdminSupport.print(group.root, spec, COLUMNS, admin -> {
                 long purged = admin.purgeTopic(topic);
                 Map<String, Object> record = new LinkedHashMap<>();

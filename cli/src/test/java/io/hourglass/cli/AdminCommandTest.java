@@ -218,7 +218,7 @@ class AdminCommandTest {
         assertError(ExitCodes.INVALID_REQUEST, run("topic", "stats", "bad"));
         assertError(ExitCodes.USAGE, run("topic", "stats"));
         assertError(ExitCodes.USAGE, run("topic", "stats", ""));
-        assertError(ExitCodes.NOT_FOUND, run("topic", "purge", "missing"));
+        assertError(ExitCodes.NOT_FOUND, run("topic", "purge", "missing", "--yes"));
         assertError(ExitCodes.NOT_FOUND, run("topic", "peek", "missing"));
         assertError(ExitCodes.USAGE, run("topic", "peek", "orders", "--limit", "0"));
         assertError(ExitCodes.USAGE, run("topic", "bogus"));
