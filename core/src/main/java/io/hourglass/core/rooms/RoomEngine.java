@@ -250,7 +250,11 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
 
     /** How many rooms have a backlog, and the {@code topN} largest. */
     public CompletableFuture<RoomsOverview> metrics(int topN) {
-        requests.page(0, topN);
+        if (topN < 0 || topN > RoomRequests.MAX_PAGE) {
+            // Named as the request and the CLI name it (top_n, --top), not as peek's offset and limit.
+            throw new io.hourglass.core.InvalidRequestException("top_n (--top) must be between 0 and "
+                    + RoomRequests.MAX_PAGE + ", got " + topN);
+        }
         return onLeader(() -> leader.queries().overview(topN));
     }
 
