@@ -51,6 +51,8 @@ final class FakeRooms implements AutoCloseable {
     final Map<String, Long> deliveredAt = new ConcurrentHashMap<>();
     final Map<String, List<RoomDelivery>> queued = new ConcurrentHashMap<>();
     final Map<String, EjectReason> ejections = new ConcurrentHashMap<>();
+    /** What Metrics answers. */
+    volatile RoomMetricsResponse metrics = RoomMetricsResponse.getDefaultInstance();
     volatile List<PendingRoomMessage> pending = List.of();
     volatile RoomState state = RoomState.getDefaultInstance();
     volatile Status openFailure;
@@ -183,7 +185,7 @@ final class FakeRooms implements AutoCloseable {
         @Override
         public void metrics(RoomMetricsRequest q, StreamObserver<RoomMetricsResponse> o) {
             if (!refused(q, "", o)) {
-                answer(o, RoomMetricsResponse.getDefaultInstance());
+                answer(o, metrics);
             }
         }
 

@@ -243,8 +243,27 @@ class RoomCommandTest {
 
         assertEquals(ExitCodes.USAGE, r.exitCode());
         assertEquals(1, r.errLines().size(), r.err());
-        assertTrue(r.err().contains("send, join, peek, state or configure"), r.err());
+        assertTrue(r.err().contains("send, join, peek, state, metrics or configure"), r.err());
         assertTrue(run("room", "--help").out().contains("join"));
         assertTrue(run("--help").out().contains("room"));
+    }
+
+    @Test
+    void metricsPrintsTheLargestBacklogsAndNamesTopInItsErrors() throws Exception {
+        rooms.metrics = io.hourglass.api.v1.RoomMetricsResponse.newBuilder().setRoomsWithBacklog(7)
+                .addTop(io.hourglass.api.v1.RoomBacklog.newBuilder().setRoom("busy").setBacklog(40))
+                .addTop(io.hourglass.api.v1.RoomBacklog.newBuilder().setRoom("calm").setBacklog(2)).build();
+        Cli.Result r = run("--output", "json", "room", "metrics", "--top", "2");
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(List.of("{\"room\":\"busy\",\"backlog\":40}", "{\"room\":\"calm\",\"backlog\":2}"), r.outLines());
+        assertEquals("rooms with a backlog: 7", r.err().strip());
+        assertEquals(io.hourglass.api.v1.RoomMetricsRequest.newBuilder().setTopN(2).build(), rooms.unaryRequests.get(0));
+
+        for (String bad : List.of("-1", "0", "10001")) {
+            Cli.Result refused = run("room", "metrics", "--top", bad);
+            assertEquals(ExitCodes.USAGE, refused.exitCode(), refused.err());
+            assertEquals(1, refused.errLines().size(), refused.err());
+            assertTrue(refused.err().contains("--top must be between 1 and 10000, got " + bad), refused.err());
+        }
     }
 }
