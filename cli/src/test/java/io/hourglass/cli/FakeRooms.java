@@ -51,6 +51,8 @@ final class FakeRooms implements AutoCloseable {
     final Map<String, Long> deliveredAt = new ConcurrentHashMap<>();
     final Map<String, List<RoomDelivery>> queued = new ConcurrentHashMap<>();
     final Map<String, EjectReason> ejections = new ConcurrentHashMap<>();
+    /** What List answers. */
+    volatile List<io.hourglass.api.v1.RoomState> listed = List.of();
     /** What Metrics answers. */
     volatile RoomMetricsResponse metrics = RoomMetricsResponse.getDefaultInstance();
     volatile List<PendingRoomMessage> pending = List.of();
@@ -179,6 +181,13 @@ final class FakeRooms implements AutoCloseable {
         public void state(RoomStateRequest q, StreamObserver<RoomState> o) {
             if (!refused(q, q.getRoom(), o)) {
                 answer(o, state.toBuilder().setRoom(q.getRoom()).build());
+            }
+        }
+
+        @Override
+        public void list(io.hourglass.api.v1.RoomListRequest q, StreamObserver<io.hourglass.api.v1.RoomListResponse> o) {
+            if (!refused(q, "", o)) {
+                answer(o, io.hourglass.api.v1.RoomListResponse.newBuilder().addAllRooms(listed).build());
             }
         }
 

@@ -243,7 +243,7 @@ class RoomCommandTest {
 
         assertEquals(ExitCodes.USAGE, r.exitCode());
         assertEquals(1, r.errLines().size(), r.err());
-        assertTrue(r.err().contains("send, join, peek, state, metrics or configure"), r.err());
+        assertTrue(r.err().contains("send, join, peek, state, list, metrics or configure"), r.err());
         assertTrue(run("room", "--help").out().contains("join"));
         assertTrue(run("--help").out().contains("room"));
     }
@@ -265,5 +265,20 @@ class RoomCommandTest {
             assertEquals(1, refused.errLines().size(), refused.err());
             assertTrue(refused.err().contains("--top must be between 1 and 10000, got " + bad), refused.err());
         }
+    }
+
+    @Test
+    void listPrintsOneStateRecordPerRoomAndNoneWhenEmpty() throws Exception {
+        Cli.Result empty = run("room", "list");
+        assertEquals(0, empty.exitCode(), empty.err());
+        assertEquals(TableRecordPrinter.NONE + "\n", empty.out());
+
+        rooms.listed = List.of(io.hourglass.api.v1.RoomState.newBuilder().setRoom("a").setBacklog(3).build(),
+                io.hourglass.api.v1.RoomState.newBuilder().setRoom("b").setListeners(2).build());
+        Cli.Result r = run("--output", "json", "room", "list", "--limit", "5");
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(2, r.outLines().size(), r.out());
+        assertTrue(r.outLines().get(0).startsWith("{\"room\":\"a\",\"backlog\":3"), r.out());
+        assertEquals(ExitCodes.USAGE, run("room", "list", "--limit", "0").exitCode());
     }
 }

@@ -248,6 +248,12 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         return onLeader(() -> leader.queries().state(room));
     }
 
+    /** The rooms the leader knows, by name, from {@code offset}; at most {@code limit} (room list). */
+    public CompletableFuture<List<RoomSnapshot>> list(int offset, int limit) {
+        requests.page(offset, limit);
+        return onLeader(() -> leader.queries().list(offset, limit));
+    }
+
     /** How many rooms have a backlog, and the {@code topN} largest. */
     public CompletableFuture<RoomsOverview> metrics(int topN) {
         if (topN < 0 || topN > RoomRequests.MAX_PAGE) {
