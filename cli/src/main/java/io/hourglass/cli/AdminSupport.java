@@ -22,6 +22,7 @@ final class AdminSupport {
             for (Map<String, ?> record : call.apply(client.admin())) {
                 printer.print(record);
             }
+            printer.finish();
         } finally {
             printer.flush();
         }
@@ -34,6 +35,11 @@ final class AdminSupport {
             throw new CommandLine.ParameterException(spec.commandLine(), what + " must not be empty");
         }
         return value;
+    }
+
+    /** User input quoted back in a message: at most 200 characters, so one line stays readable. */
+    static String shorten(String input) {
+        return input.length() <= 200 ? input : input.substring(0, 200) + "…(" + input.length() + " chars)";
     }
 
     /** Table cell of a list: comma-separated, {@code -} when empty. */

@@ -5,7 +5,6 @@ import io.hourglass.client.HourglassClient;
 import io.hourglass.client.ReceivedMessage;
 import io.hourglass.client.SubscribeOptions;
 import io.hourglass.client.Subscription;
-import io.hourglass.client.UnavailableException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -13,8 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -31,8 +28,9 @@ import picocli.CommandLine.Spec;
             "",
             "Each delivery is ACKed after it is printed, unless --nack or --no-ack. Stops after "
                 + "--count deliveries or after --timeout without one, and exits 0; with neither "
-                + "it runs until interrupted (Ctrl-C). Reconnects on its own when the stream "
-                + "fails, giving up (exit 4) after --deadline without a server."})
+                + "it runs until interrupted (Ctrl-C). --timeout runs only while subscribed: a "
+                + "refused subscription fails at once (exit 3, 5), and one no server accepts "
+                + "fails after --deadline (exit 4). Reconnects on its own when the stream fails."})
 final class ConsumeCommand implements Callable<Integer> {
     static final List<Column> COLUMNS = List.of(
             Column.text("tag", "TAG"),
@@ -69,9 +67,13 @@ final class ConsumeCommand implements Callable<Integer> {
     private Settle settle;
 
     @Option(names = "--confirm",
-            description = "Wait for each ACK to be confirmed (the deletion replicated) before "
-                    + "taking the next delivery; fail if it cannot be.")
+            description = "Ask for each ACK to be confirmed (the deletion replicated) and wait for "
+                    + "every confirmation before exiting; fail (exit 4) if one does not come within "
+                    + "--deadline. Up to " + CONFIRM_WINDOW + " confirmations are outstanding at once.")
     private boolean confirm;
+
+    /** Confirmations outstanding at once with --confirm: one replicated round trip per window. */
+    static final int CONFIRM_WINDOW = 256;
 
     /** --nack | --no-ack (default: ack). */
     static final class Settle {
@@ -102,13 +104,25 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         RecordPrinter printer = root.printer(COLUMNS, spec.commandLine().getOut());
         ConsumeProgress progress = new ConsumeProgress(count == null ? 0 : count);
+        ConfirmWindow confirms = new ConfirmWindow(CONFIRM_WINDOW, root.deadline());
         SubscribeOptions options = SubscribeOptions.DEFAULT.withGiveUpAfter(root.deadline());
         try (HourglassClient client = root.openClient(b -> b)) {
             Subscription subscription = client.subscribe(topic, group, options,
-                    (message, context) -> onDelivery(message, context, ack, printer, progress));
+                    (message, context) -> onDelivery(message, context, ack, printer, progress, confirms));
             subscription.terminated().whenComplete((v, e) -> progress.end(e));
             try {
-                progress.await(timeout);
+                // --timeout counts only while a stream is up: a subscription that never works
+                // fails after --deadline (exit 4), or at once when refused (exit 3), instead.
+                progress.await(timeout, subscription::isSubscribed);
+                if (confirm) {
+                    // Before close: the server answers only an open stream.
+                    progress.stopClaiming(root.deadline());
+                    confirms.awaitAll();
+                    if (progress.failure() instanceof Exception e) {
+                        throw e;
+                    }
+                }
+                printer.finish();
             } finally {
                 subscription.close();
                 printer.flush();
@@ -118,7 +132,7 @@ final class ConsumeCommand implements Callable<Integer> {
     }
 
     private void onDelivery(ReceivedMessage message, DeliveryContext context, boolean ack,
-                            RecordPrinter printer, ConsumeProgress progress) {
+                            RecordPrinter printer, ConsumeProgress progress, ConfirmWindow confirms) {
         if (!progress.claim()) {
             return; // past --count: left unsettled, released when the stream closes
         }
@@ -130,23 +144,13 @@ final class ConsumeCommand implements Callable<Integer> {
                     context.nack();
                 }
             } else if (confirm) {
-                awaitConfirmation(message, context);
+                confirms.add(message.id(), context.ackConfirmed());
             } else {
                 context.ack();
             }
             progress.handled();
         } catch (Exception e) {
             progress.end(e);
-        }
-    }
-
-    private void awaitConfirmation(ReceivedMessage message, DeliveryContext context) throws Exception {
-        Duration wait = root.deadline();
-        try {
-            context.ackConfirmed().get(wait.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new UnavailableException("ACK of " + message.id() + " not confirmed within "
-                    + DurationConverter.format(wait), "", e);
         }
     }
 

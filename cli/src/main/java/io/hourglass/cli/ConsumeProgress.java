@@ -2,6 +2,7 @@ package io.hourglass.cli;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -13,6 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ConsumeProgress {
     /** Why waiting ended. */
     enum Outcome { COUNT_REACHED, IDLE, ENDED }
+
+    /** How often the waiting thread looks whether the stream is up (no event for it). */
+    private static final long NOT_WORKING_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final int limit;
     private final ReentrantLock lock = new ReentrantLock();
@@ -70,12 +74,14 @@ final class ConsumeProgress {
     }
 
     /**
-     * Waits until the limit is reached, {@code idleTimeout} passes without a delivery (null =
-     * wait forever), or the subscription ends.
+     * Waits until the limit is reached, {@code idleTimeout} passes without a delivery while
+     * {@code working} (null timeout = wait forever), or the subscription ends. The idle clock
+     * restarts while the stream is not working (connecting, reconnecting), so {@code --timeout}
+     * never turns a subscription that could not start into a clean exit.
      *
      * @throws Exception the failure passed to {@link #end}
      */
-    Outcome await(Duration idleTimeout) throws Exception {
+    Outcome await(Duration idleTimeout, BooleanSupplier working) throws Exception {
         lock.lock();
         try {
             while (true) {
@@ -92,12 +98,54 @@ final class ConsumeProgress {
                     changed.await();
                     continue;
                 }
-                long left = lastActivity + idleTimeout.toNanos() - System.nanoTime();
+                long now = System.nanoTime();
+                if (!working.getAsBoolean()) {
+                    lastActivity = now;
+                    changed.await(Math.min(idleTimeout.toNanos(), NOT_WORKING_POLL_NANOS), TimeUnit.NANOSECONDS);
+                    continue;
+                }
+                long left = lastActivity + idleTimeout.toNanos() - now;
                 if (left <= 0) {
                     return Outcome.IDLE;
                 }
+                changed.await(Math.min(left, NOT_WORKING_POLL_NANOS), TimeUnit.NANOSECONDS);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@link #await(Duration, BooleanSupplier)} for a stream that is always working. */
+    Outcome await(Duration idleTimeout) throws Exception {
+        return await(idleTimeout, () -> true);
+    }
+
+    /**
+     * Stops claiming deliveries and waits up to {@code max} for the handler to finish the ones it
+     * already claimed, so that what it settles afterwards cannot be missed by the caller.
+     */
+    void stopClaiming(Duration max) throws InterruptedException {
+        lock.lock();
+        try {
+            ended = true;
+            long deadline = System.nanoTime() + max.toNanos();
+            while (handled < claimed && failure == null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
                 changed.await(left, TimeUnit.NANOSECONDS);
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The failure passed to {@link #end}, or null. */
+    Throwable failure() {
+        lock.lock();
+        try {
+            return failure;
         } finally {
             lock.unlock();
         }

@@ -18,6 +18,18 @@ final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
         return parse(value);
     }
 
+    /** A duration that must be more than zero; the error quotes it as the user wrote it. */
+    static final class Positive implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            Duration d = parse(value);
+            if (d.isZero()) {
+                throw new CommandLine.TypeConversionException("'" + value + "' must be more than zero");
+            }
+            return d;
+        }
+    }
+
     /** @throws CommandLine.TypeConversionException if {@code text} is not a duration */
     static Duration parse(String text) {
         String s = text == null ? "" : text.strip();

@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
         description = "Publish to, consume from and administer an Hourglass cluster.",
         subcommands = {ClusterCommand.class, TopicCommand.class, GroupCommand.class,
             ConsumerCommand.class, PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
-            CommandLine.HelpCommand.class},
+            MessageCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nEnvironment:%n",
         footer = {"  HOURGLASS_SERVERS   default for --servers",
             "  HOURGLASS_LOG_LEVEL client log level on stderr (default OFF; --verbose: INFO)"},
@@ -59,7 +59,7 @@ public final class HourglassCommand implements Callable<Integer> {
                     + "times in epoch milliseconds.")
     private OutputFormat output;
 
-    @Option(names = "--deadline", paramLabel = "D", converter = DurationConverter.class,
+    @Option(names = "--deadline", paramLabel = "D", converter = DurationConverter.Positive.class,
             scope = ScopeType.INHERIT, defaultValue = "15s",
             description = "How long to keep retrying while no server can serve a request, and "
                     + "how long consume keeps reconnecting (default: ${DEFAULT-VALUE}).")
@@ -100,7 +100,12 @@ public final class HourglassCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: cluster, topic, group, consumer, publish, consume or room");
+                "missing subcommand: cluster, topic, group, consumer, message, publish, consume or room");
+    }
+
+    /** Whether records are printed as JSON lines (scripts), not as a table (people). */
+    boolean isJson() {
+        return output == OutputFormat.JSON;
     }
 
     boolean verbose() {

@@ -5,6 +5,7 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 
 /** Entry point of {@code bin/hourglass}; the only place that calls {@link System#exit}. */
@@ -29,14 +30,18 @@ public final class Main {
     /**
      * Logs go to stderr through the CLI's own logback file (a {@code logback.xml} on the shared
      * classpath would be the server's), silent unless {@code HOURGLASS_LOG_LEVEL} or
-     * {@code --verbose} asks. Must run before the first logger is created.
+     * {@code --verbose} asks. gRPC and netty log through {@code java.util.logging}, whose
+     * console handler would write to stderr past logback (32 lines for an unresolvable host):
+     * JUL is routed to SLF4J instead. Must run before the first logger is created.
      */
-    private static void configureLogging(String[] args) {
+    static void configureLogging(String[] args) {
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", "hourglass-cli-logback.xml");
         }
         if (System.getenv("HOURGLASS_LOG_LEVEL") == null && Arrays.asList(args).contains("--verbose")) {
             System.setProperty("HOURGLASS_LOG_LEVEL", "INFO");
         }
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
     }
 }

@@ -32,8 +32,10 @@ import picocli.CommandLine.Spec;
                 + "read from standard input as is (binary-safe, a trailing newline included: "
                 + "use printf or echo -n). With --count N the payloads are PAYLOAD-0 ... "
                 + "PAYLOAD-(N-1) (msg-0 ... when PAYLOAD is omitted), sent in batches of up to "
-                + "500, one batch at a time so that they reach the broker in order; a "
-                + "throughput summary goes to stderr."})
+                + "500 with " + PublishCommand.IN_FLIGHT + " batches in flight (each batch is one log entry "
+                + "and stays in order; batches in flight together may commit in either order: "
+                + "--in-order sends one at a time). Progress goes to stderr every second, and a "
+                + "throughput summary at the end."})
 final class PublishCommand implements Callable<Integer> {
     static final List<Column> COLUMNS = List.of(
             Column.text("id", "ID"),
@@ -43,6 +45,9 @@ final class PublishCommand implements Callable<Integer> {
 
     /** Messages kept outstanding with --count; results are printed in order as the window slides. */
     private static final int WINDOW = 4_000;
+    /** Publish requests in flight at once with --count (unless --in-order). */
+    static final int IN_FLIGHT = 4;
+    private static final long PROGRESS_EVERY_NANOS = 1_000_000_000L;
 
     @ParentCommand
     private HourglassCommand root;
@@ -75,6 +80,10 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = {"-q", "--quiet"}, description = "Print no records (e.g. when measuring throughput).")
     private boolean quiet;
 
+    @Option(names = "--in-order", description = "With --count: one batch in flight at a time, so that the "
+            + "batches commit in the order they are numbered (slower).")
+    private boolean inOrder;
+
     @Override
     public Integer call() {
         if (count != null && count < 1) {
@@ -83,8 +92,9 @@ final class PublishCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         RecordPrinter printer = root.printer(COLUMNS, out);
-        // One batch in flight at a time: messages reach the broker in the order they are numbered.
-        try (HourglassClient client = root.openClient(b -> b.maxInFlightBatches(1))) {
+        // A single message needs no window; --in-order keeps numbered batches in commit order.
+        int inFlight = count == null || inOrder ? 1 : IN_FLIGHT;
+        try (HourglassClient client = root.openClient(b -> b.maxInFlightBatches(inFlight))) {
             if (count == null) {
                 byte[] body = payload != null ? payload.getBytes(StandardCharsets.UTF_8) : readStdin();
                 Message message = message(body);
@@ -104,24 +114,42 @@ final class PublishCommand implements Callable<Integer> {
         }
         ArrayDeque<Sent> window = new ArrayDeque<>();
         long start = System.nanoTime();
+        long nextProgress = start + PROGRESS_EVERY_NANOS;
+        PrintWriter err = spec.commandLine().getErr();
+        int done = 0;
         for (int i = 0; i < count; i++) {
             Message message = message((prefix + "-" + i).getBytes(StandardCharsets.UTF_8));
             window.add(new Sent(message, client.publishAsync(message)));
             if (window.size() >= WINDOW) {
                 Sent head = window.poll();
                 print(printer, head.message(), head.result().join());
+                done++;
+                nextProgress = progress(err, done, start, nextProgress);
             }
         }
         client.flush();
         while (!window.isEmpty()) {
             Sent head = window.poll();
             print(printer, head.message(), head.result().join());
+            done++;
+            nextProgress = progress(err, done, start, nextProgress);
         }
         double seconds = Math.max(System.nanoTime() - start, 1) / 1e9;
-        PrintWriter err = spec.commandLine().getErr();
         err.println(String.format(Locale.ROOT, "published %d messages in %.3f s (%.0f msg/s)",
                 count, seconds, count / seconds));
         err.flush();
+    }
+
+    /** Writes a progress line when a second has passed since the last; returns when the next one is due. */
+    private long progress(PrintWriter err, int done, long start, long nextProgress) {
+        long now = System.nanoTime();
+        if (now < nextProgress) {
+            return nextProgress;
+        }
+        double seconds = Math.max(now - start, 1) / 1e9;
+        err.println(String.format(Locale.ROOT, "published %d/%d (%.0f msg/s)", done, count, done / seconds));
+        err.flush();
+        return now + PROGRESS_EVERY_NANOS;
     }
 
     private Message message(byte[] body) {

@@ -16,6 +16,14 @@ interface RecordPrinter {
     /** Pushes printed records out; commands that stream (consume) call it after each record. */
     void flush();
 
+    /**
+     * The result is complete: flushes, and in table mode writes {@code (none)} when there was no
+     * record, so that an empty result is not an empty screen. JSON prints nothing for none.
+     */
+    default void finish() {
+        flush();
+    }
+
     static RecordPrinter create(OutputFormat format, List<Column> columns, PrintWriter out) {
         return switch (format) {
             case JSON -> new JsonRecordPrinter(out);

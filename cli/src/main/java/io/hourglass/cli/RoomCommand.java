@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
                 + "only when every SYNC subscriber has acked the last; out-of-band messages "
                 + "bypass the gate."},
         subcommands = {RoomSendCommand.class, RoomJoinCommand.class, RoomPeekCommand.class,
-            RoomStateCommand.class, RoomConfigureCommand.class})
+            RoomStateCommand.class, RoomListCommand.class, RoomMetricsCommand.class, RoomConfigureCommand.class})
 final class RoomCommand implements Callable<Integer> {
     @ParentCommand
     private HourglassCommand root;
@@ -30,7 +30,7 @@ final class RoomCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: send, join, peek, state or configure");
+                "missing subcommand: send, join, peek, state, list, metrics or configure");
     }
 
     /** @throws CommandLine.ParameterException if {@code room} is blank */

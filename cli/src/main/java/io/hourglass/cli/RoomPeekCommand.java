@@ -59,6 +59,7 @@ final class RoomPeekCommand implements Callable<Integer> {
                 record.put("sentAt", m.sentAtMs());
                 printer.print(record);
             }
+            printer.finish();
         } finally {
             printer.flush();
         }

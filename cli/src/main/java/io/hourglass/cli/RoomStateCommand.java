@@ -53,7 +53,7 @@ final class RoomStateCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    private static Map<String, Object> record(RoomStatus s) {
+    static Map<String, Object> record(RoomStatus s) {
         Map<String, Object> record = new LinkedHashMap<>();
         record.put("room", s.room());
         record.put("backlog", s.backlog());

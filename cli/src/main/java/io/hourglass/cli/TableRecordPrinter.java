@@ -4,28 +4,42 @@ import java.io.PrintWriter;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
- * An aligned table with a header line, printed as records arrive (so it works for endless
- * streams): column widths are fixed by the header and the first record; the last column is
- * never padded, so put the free-form one (the payload) last.
+ * An aligned table with a header line. Rows are held until {@link #flush()}, and every column is
+ * as wide as its widest value so far: a listing (printed, then flushed once) fits its widest
+ * value. A stream (consume) flushes after each row, so its widths are fixed by the rows it has
+ * seen; a later, wider value widens that column from then on. The last column is never padded, so
+ * put the free-form one (the payload) last. {@link #finish()} writes {@code (none)} when no row
+ * was printed at all, so an empty result is visible.
+ *
+ * <p>Not thread-safe, like every {@link RecordPrinter}.
  */
 final class TableRecordPrinter implements RecordPrinter {
     private static final DateTimeFormatter TIME =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
     private static final String GAP = "  ";
+    static final String NONE = "(none)";
 
     private final List<Column> columns;
     private final PrintWriter out;
-    private int[] widths;
+    private final int[] widths;
+    private final List<String[]> held = new ArrayList<>();
+    private boolean headerPrinted;
+    private boolean anyRow;
 
     TableRecordPrinter(List<Column> columns, PrintWriter out) {
         this.columns = List.copyOf(columns);
         this.out = out;
+        this.widths = new int[this.columns.size()];
+        for (int i = 0; i < widths.length; i++) {
+            widths[i] = this.columns.get(i).header().length();
+        }
     }
 
     @Override
@@ -33,22 +47,32 @@ final class TableRecordPrinter implements RecordPrinter {
         String[] cells = new String[columns.size()];
         for (int i = 0; i < cells.length; i++) {
             cells[i] = cell(columns.get(i), record.get(columns.get(i).name()));
+            widths[i] = Math.max(widths[i], cells[i].length());
         }
-        if (widths == null) {
-            widths = new int[cells.length];
-            String[] headers = new String[cells.length];
-            for (int i = 0; i < cells.length; i++) {
-                headers[i] = columns.get(i).header();
-                widths[i] = Math.max(headers[i].length(), cells[i].length());
-            }
-            out.println(line(headers));
-        }
-        out.println(line(cells));
+        held.add(cells);
+        anyRow = true;
     }
 
     @Override
     public void flush() {
+        if (!held.isEmpty()) {
+            if (!headerPrinted) {
+                out.println(line(columns.stream().map(Column::header).toArray(String[]::new)));
+                headerPrinted = true;
+            }
+            held.forEach(cells -> out.println(line(cells)));
+            held.clear();
+        }
         out.flush();
+    }
+
+    @Override
+    public void finish() {
+        flush();
+        if (!anyRow) {
+            out.println(NONE);
+            out.flush();
+        }
     }
 
     private String line(String[] cells) {

@@ -98,7 +98,8 @@ final class TopicCommand implements Callable<Integer> {
     }
 
     @Command(name = "purge", mixinStandardHelpOptions = true,
-            description = "Delete every stored message of TOPIC; prints topic and purged (how many).")
+            description = {"Delete every stored message of TOPIC; prints topic and purged (how many).",
+                "Asks for --yes, except with --output json (scripts)."})
     static final class Purge implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(Column.text("topic", "TOPIC"), Column.text("purged", "PURGED"));
 
@@ -111,9 +112,16 @@ final class TopicCommand implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
         private String topic;
 
+        @Option(names = {"-y", "--yes"}, description = "Purge without asking; needed in table mode.")
+        private boolean yes;
+
         @Override
         public Integer call() {
             AdminSupport.require(spec, "TOPIC", topic);
+            if (!yes && !group.root.isJson()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "this deletes every stored message of '"
+                        + AdminSupport.shorten(topic) + "' for good; add --yes to do it");
+            }
             return AdminSupport.print(group.root, spec, COLUMNS, admin -> {
                 long purged = admin.purgeTopic(topic);
                 Map<String, Object> record = new LinkedHashMap<>();
@@ -125,8 +133,12 @@ final class TopicCommand implements Callable<Integer> {
     }
 
     @Command(name = "peek", mixinStandardHelpOptions = true,
-            description = "Print up to --limit stored messages of TOPIC, without consuming them: id, topic, "
-                    + "payload (UTF-8), headers, enqueuedAt, dueAt, expiresAt (null when it never expires).")
+            description = {"Print up to --limit stored messages of TOPIC in due order, without consuming them: id, "
+                    + "topic, payload (UTF-8), payloadBytes, headers, enqueuedAt, dueAt, expiresAt (null when it "
+                    + "never expires).",
+                "Payloads longer than " + Payloads.PREVIEW_CHARS + " characters are cut to that many plus "
+                    + "'…(N bytes)' unless --full. The server answers in pages under the gRPC message limit; "
+                    + "they are followed up to --limit."})
     static final class Peek implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(
                 Column.text("id", "ID"),
@@ -134,6 +146,7 @@ final class TopicCommand implements Callable<Integer> {
                 Column.time("enqueuedAt", "ENQUEUED_AT"),
                 Column.time("dueAt", "DUE_AT"),
                 Column.time("expiresAt", "EXPIRES_AT"),
+                Column.text("payloadBytes", "BYTES"),
                 Column.map("headers", "HEADERS"),
                 Column.text("payload", "PAYLOAD"));
 
@@ -148,6 +161,9 @@ final class TopicCommand implements Callable<Integer> {
 
         @Option(names = "--limit", paramLabel = "N", description = "Print at most N, 1..10000 (default: 20).")
         private int limit = 20;
+
+        @Option(names = "--full", description = "Print whole payloads.")
+        private boolean full;
 
         @Override
         public Integer call() {
@@ -164,7 +180,8 @@ final class TopicCommand implements Callable<Integer> {
             Map<String, Object> record = new LinkedHashMap<>();
             record.put("id", m.getId());
             record.put("topic", topic);
-            record.put("payload", m.getPayload().toStringUtf8());
+            record.put("payload", full ? m.getPayload().toStringUtf8() : Payloads.preview(m.getPayload()));
+            record.put("payloadBytes", m.getPayload().size());
             record.put("headers", new TreeMap<>(m.getHeadersMap()));
             record.put("enqueuedAt", m.getEnqueuedAtMs());
             record.put("dueAt", m.getDueAtMs());

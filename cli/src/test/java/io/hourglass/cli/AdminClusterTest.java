@@ -161,6 +161,8 @@ class AdminClusterTest {
         String spec = joiner.id() + "=127.0.0.1:" + s.get("raft.port") + ":" + s.get("grpc.port");
         List<JsonNode> added = json("cluster", "add-node", spec);
         assertTrue(added.get(0).get("voters").toString().contains(joiner.id()), added.toString());
+        String leaderId = cluster.awaitLeader().id();
+        assertEquals(leaderId, added.get(0).get("leaderId").asText(), "add-node names the leader: " + added);
         assertEquals(7, run("cluster", "add-node", spec).exitCode(), "adding it twice: ALREADY_EXISTS");
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             List<JsonNode> members = json("cluster", "status");
@@ -169,7 +171,62 @@ class AdminClusterTest {
         });
         List<JsonNode> removed = json("cluster", "remove-node", joiner.id());
         assertTrue(!removed.get(0).get("voters").toString().contains(joiner.id()), removed.toString());
+        assertTrue(removed.get(0).get("leaderId").isTextual(), removed.toString());
         joiner.stop();
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertEquals(3, json("cluster", "status").size()));
+    }
+
+    @Test
+    void clusterDigestAsksEveryMemberAndTheyAgree() throws Exception {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Cli.Result r = run("--output", "json", "cluster", "digest");
+            assertEquals(0, r.exitCode(), r.err());
+            assertEquals("digests agree at every shared applied index", r.err().strip());
+            List<JsonNode> nodes = new ArrayList<>();
+            for (String line : r.outLines()) {
+                nodes.add(json.readTree(line));
+            }
+            assertEquals(3, nodes.size(), r.out());
+            assertEquals(1, nodes.stream().map(n -> n.get("appliedIndex").asLong() + "/" + n.get("digest").asText())
+                    .distinct().count(), "idle cluster: same index, same digest on every member: " + nodes);
+            assertEquals(64, nodes.get(0).get("digest").asText().length());
+            assertEquals(List.of("id", "appliedIndex", "digest", "error"), fieldNames(nodes.get(0)));
+        });
+    }
+
+    @Test
+    void messageGetAndDeleteWorkThroughAnyNode() throws Exception {
+        for (TestNode node : cluster.nodes()) {
+            Cli.Result published = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
+                    "publish", "inspect", "body", "--delay", "1h", "--header", "k=v");
+            assertEquals(0, published.exitCode(), published.err());
+            String id = json.readTree(published.out()).get("id").asText();
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                Cli.Result got = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
+                        "message", "get", "inspect", id);
+                assertEquals(0, got.exitCode(), got.err());
+                JsonNode m = json.readTree(got.out());
+                assertEquals("body", m.get("payload").asText());
+                assertEquals("v", m.get("headers").get("k").asText());
+            });
+            Cli.Result deleted = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
+                    "message", "delete", "inspect", id);
+            assertEquals(0, deleted.exitCode(), deleted.err());
+            for (TestNode other : cluster.nodes()) {
+                await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertEquals(ExitCodes.NOT_FOUND,
+                        Cli.runWith(ClientFactory.grpc(), "", "--servers", other.target(), "message", "get", "inspect", id)
+                                .exitCode(), "deleted on every replica"));
+            }
+            Cli.Result again = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(),
+                    "message", "delete", "inspect", id);
+            assertEquals(ExitCodes.NOT_FOUND, again.exitCode(), again.err());
+            assertEquals(1, again.errLines().size(), again.err());
+        }
+    }
+
+    private static List<String> fieldNames(JsonNode node) {
+        List<String> names = new ArrayList<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 }

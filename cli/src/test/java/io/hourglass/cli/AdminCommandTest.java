@@ -218,7 +218,7 @@ class AdminCommandTest {
         assertError(ExitCodes.INVALID_REQUEST, run("topic", "stats", "bad"));
         assertError(ExitCodes.USAGE, run("topic", "stats"));
         assertError(ExitCodes.USAGE, run("topic", "stats", ""));
-        assertError(ExitCodes.NOT_FOUND, run("topic", "purge", "missing"));
+        assertError(ExitCodes.NOT_FOUND, run("topic", "purge", "missing", "--yes"));
         assertError(ExitCodes.NOT_FOUND, run("topic", "peek", "missing"));
         assertError(ExitCodes.USAGE, run("topic", "peek", "orders", "--limit", "0"));
         assertError(ExitCodes.USAGE, run("topic", "bogus"));
@@ -241,7 +241,7 @@ class AdminCommandTest {
         List<JsonNode> records = records(run("--output", "json", "topic", "peek", "orders", "--limit", "5"));
 
         assertEquals(2, records.size());
-        assertEquals("{\"id\":\"m1\",\"topic\":\"orders\",\"payload\":\"héllo\",\"headers\":{\"k\":\"v\"},"
+        assertEquals("{\"id\":\"m1\",\"topic\":\"orders\",\"payload\":\"héllo\",\"payloadBytes\":6,\"headers\":{\"k\":\"v\"},"
                 + "\"enqueuedAt\":1000,\"dueAt\":2000,\"expiresAt\":3000}", records.get(0).toString());
         assertTrue(records.get(1).get("expiresAt").isNull());
         assertEquals(PeekTopicRequest.newBuilder().setTopic("orders").setLimit(5).build(), admin.requests.get(0));

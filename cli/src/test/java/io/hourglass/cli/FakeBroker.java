@@ -35,6 +35,10 @@ final class FakeBroker implements AutoCloseable {
     final List<PublishRequest> publishRequests = new CopyOnWriteArrayList<>();
     final List<SubscribeRequest> subscribeRequests = new CopyOnWriteArrayList<>();
     final Map<String, List<Delivery>> queued = new ConcurrentHashMap<>();
+    /** When set, Publish answers wait for it (up to 20 s): tests see how many are in flight. */
+    volatile java.util.concurrent.CountDownLatch publishGate;
+    final java.util.concurrent.atomic.AtomicInteger publishesInFlight = new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger maxPublishesInFlight = new java.util.concurrent.atomic.AtomicInteger();
     private final AtomicLong sequence = new AtomicLong();
     private final Server server;
 
@@ -69,6 +73,17 @@ final class FakeBroker implements AutoCloseable {
     private final class Service extends BrokerGrpc.BrokerImplBase {
         @Override
         public void publish(PublishRequest request, StreamObserver<PublishResponse> response) {
+            maxPublishesInFlight.accumulateAndGet(publishesInFlight.incrementAndGet(), Math::max);
+            try {
+                java.util.concurrent.CountDownLatch gate = publishGate;
+                if (gate != null && !gate.await(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("publish gate never opened");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                publishesInFlight.decrementAndGet();
+            }
             publishRequests.add(request);
             if (request.getMessagesList().stream().anyMatch(m -> m.getTopic().equals("bad"))) {
                 response.onError(Status.INVALID_ARGUMENT

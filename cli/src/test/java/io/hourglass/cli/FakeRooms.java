@@ -51,6 +51,10 @@ final class FakeRooms implements AutoCloseable {
     final Map<String, Long> deliveredAt = new ConcurrentHashMap<>();
     final Map<String, List<RoomDelivery>> queued = new ConcurrentHashMap<>();
     final Map<String, EjectReason> ejections = new ConcurrentHashMap<>();
+    /** What List answers. */
+    volatile List<io.hourglass.api.v1.RoomState> listed = List.of();
+    /** What Metrics answers. */
+    volatile RoomMetricsResponse metrics = RoomMetricsResponse.getDefaultInstance();
     volatile List<PendingRoomMessage> pending = List.of();
     volatile RoomState state = RoomState.getDefaultInstance();
     volatile Status openFailure;
@@ -181,9 +185,16 @@ final class FakeRooms implements AutoCloseable {
         }
 
         @Override
+        public void list(io.hourglass.api.v1.RoomListRequest q, StreamObserver<io.hourglass.api.v1.RoomListResponse> o) {
+            if (!refused(q, "", o)) {
+                answer(o, io.hourglass.api.v1.RoomListResponse.newBuilder().addAllRooms(listed).build());
+            }
+        }
+
+        @Override
         public void metrics(RoomMetricsRequest q, StreamObserver<RoomMetricsResponse> o) {
             if (!refused(q, "", o)) {
-                answer(o, RoomMetricsResponse.getDefaultInstance());
+                answer(o, metrics);
             }
         }
 

@@ -191,4 +191,38 @@ class PublishCommandTest {
         }
         assertTrue(r.out().contains("publish") && r.out().contains("consume"));
     }
+
+    @Test
+    void countKeepsSeveralBatchesInFlightAndPrintsInOrder() throws Exception {
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        broker.publishGate = gate;
+        var run = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> Cli.run(broker, "--output", "json", "publish", "t", "m", "--count", "5000"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                .until(() -> broker.publishesInFlight.get() >= PublishCommand.IN_FLIGHT);
+        gate.countDown();
+        Cli.Result r = run.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(5000, r.outLines().size());
+        for (int i = 0; i < 5000; i += 997) {
+            assertTrue(r.outLines().get(i).contains("\"payload\":\"m-" + i + "\""), r.outLines().get(i));
+        }
+        assertEquals(PublishCommand.IN_FLIGHT, broker.maxPublishesInFlight.get());
+    }
+
+    @Test
+    void inOrderSendsOneBatchAtATime() throws Exception {
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        broker.publishGate = gate;
+        var run = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> Cli.run(broker, "publish", "t", "m", "--count", "2000", "-q", "--in-order"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                .until(() -> broker.publishesInFlight.get() == 1);
+        org.awaitility.Awaitility.await().during(java.time.Duration.ofMillis(300))
+                .atMost(java.time.Duration.ofSeconds(5)).until(() -> broker.maxPublishesInFlight.get() == 1);
+        gate.countDown();
+        Cli.Result r = run.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(1, broker.maxPublishesInFlight.get());
+    }
 }

@@ -147,7 +147,7 @@ class RoomCommandTest {
     void peekDefaultsAndErrors() {
         Cli.Result empty = run("room", "peek", "r");
         assertEquals(0, empty.exitCode(), empty.err());
-        assertEquals("", empty.out());
+        assertEquals(TableRecordPrinter.NONE + "\n", empty.out()); // table mode says an empty result is empty
         assertEquals(RoomPeekRequest.newBuilder().setRoom("r").setLimit(100).build(), rooms.unaryRequests.get(0));
 
         Cli.Result negative = run("room", "peek", "r", "--offset", "-1");
@@ -243,8 +243,42 @@ class RoomCommandTest {
 
         assertEquals(ExitCodes.USAGE, r.exitCode());
         assertEquals(1, r.errLines().size(), r.err());
-        assertTrue(r.err().contains("send, join, peek, state or configure"), r.err());
+        assertTrue(r.err().contains("send, join, peek, state, list, metrics or configure"), r.err());
         assertTrue(run("room", "--help").out().contains("join"));
         assertTrue(run("--help").out().contains("room"));
+    }
+
+    @Test
+    void metricsPrintsTheLargestBacklogsAndNamesTopInItsErrors() throws Exception {
+        rooms.metrics = io.hourglass.api.v1.RoomMetricsResponse.newBuilder().setRoomsWithBacklog(7)
+                .addTop(io.hourglass.api.v1.RoomBacklog.newBuilder().setRoom("busy").setBacklog(40))
+                .addTop(io.hourglass.api.v1.RoomBacklog.newBuilder().setRoom("calm").setBacklog(2)).build();
+        Cli.Result r = run("--output", "json", "room", "metrics", "--top", "2");
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(List.of("{\"room\":\"busy\",\"backlog\":40}", "{\"room\":\"calm\",\"backlog\":2}"), r.outLines());
+        assertEquals("rooms with a backlog: 7", r.err().strip());
+        assertEquals(io.hourglass.api.v1.RoomMetricsRequest.newBuilder().setTopN(2).build(), rooms.unaryRequests.get(0));
+
+        for (String bad : List.of("-1", "0", "10001")) {
+            Cli.Result refused = run("room", "metrics", "--top", bad);
+            assertEquals(ExitCodes.USAGE, refused.exitCode(), refused.err());
+            assertEquals(1, refused.errLines().size(), refused.err());
+            assertTrue(refused.err().contains("--top must be between 1 and 10000, got " + bad), refused.err());
+        }
+    }
+
+    @Test
+    void listPrintsOneStateRecordPerRoomAndNoneWhenEmpty() throws Exception {
+        Cli.Result empty = run("room", "list");
+        assertEquals(0, empty.exitCode(), empty.err());
+        assertEquals(TableRecordPrinter.NONE + "\n", empty.out());
+
+        rooms.listed = List.of(io.hourglass.api.v1.RoomState.newBuilder().setRoom("a").setBacklog(3).build(),
+                io.hourglass.api.v1.RoomState.newBuilder().setRoom("b").setListeners(2).build());
+        Cli.Result r = run("--output", "json", "room", "list", "--limit", "5");
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals(2, r.outLines().size(), r.out());
+        assertTrue(r.outLines().get(0).startsWith("{\"room\":\"a\",\"backlog\":3"), r.out());
+        assertEquals(ExitCodes.USAGE, run("room", "list", "--limit", "0").exitCode());
     }
 }

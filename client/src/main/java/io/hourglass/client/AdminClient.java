@@ -9,6 +9,10 @@ import io.hourglass.api.v1.ClusterStatusRequest;
 import io.hourglass.api.v1.ClusterStatusResponse;
 import io.hourglass.api.v1.ConsumerInfo;
 import io.hourglass.api.v1.DeleteGroupRequest;
+import io.hourglass.api.v1.DeleteMessageRequest;
+import io.hourglass.api.v1.GetMessageRequest;
+import io.hourglass.api.v1.MessageInfo;
+import io.hourglass.api.v1.PeekTopicResponse;
 import io.hourglass.api.v1.GroupInfo;
 import io.hourglass.api.v1.ListConsumersRequest;
 import io.hourglass.api.v1.ListGroupsRequest;
@@ -28,6 +32,7 @@ import io.hourglass.api.v1.TopicInfo;
 import io.hourglass.api.v1.TopicStatsRequest;
 import io.hourglass.api.v1.TransferLeaderRequest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -125,10 +130,40 @@ public final class AdminClient {
                 AdminGrpc.AdminBlockingStub::purgeTopic).getPurged();
     }
 
-    /** Up to {@code limit} stored messages of {@code topic} (0 = the server's default, 20). */
+    /**
+     * Up to {@code limit} stored messages of {@code topic} in due order, following the server's
+     * pages (each under the gRPC reply size limit) until {@code limit} or the end.
+     */
     public List<PeekedMessage> peekTopic(String topic, int limit) {
-        return call("peek topic " + topic, PeekTopicRequest.newBuilder().setTopic(topic).setLimit(limit).build(),
-                AdminGrpc.AdminBlockingStub::peekTopic).getMessagesList();
+        List<PeekedMessage> all = new ArrayList<>();
+        String token = "";
+        do {
+            PeekTopicResponse page = peekPage(topic, limit - all.size(), token);
+            all.addAll(page.getMessagesList());
+            token = page.getNextPageToken();
+        } while (!token.isEmpty() && all.size() < limit);
+        return all;
+    }
+
+    /** One page of stored messages: at most {@code limit}, after {@code pageToken} (empty = the first). */
+    public PeekTopicResponse peekPage(String topic, int limit, String pageToken) {
+        return call("peek topic " + topic, PeekTopicRequest.newBuilder().setTopic(topic).setLimit(limit)
+                .setPageToken(pageToken == null ? "" : pageToken).build(), AdminGrpc.AdminBlockingStub::peekTopic);
+    }
+
+    /** One stored message by id; {@link InvalidRequestException} with {@code NOT_FOUND} when there is none. */
+    public MessageInfo getMessage(String topic, String id) {
+        return call("get message", GetMessageRequest.newBuilder().setTopic(topic).setId(id).build(),
+                AdminGrpc.AdminBlockingStub::getMessage);
+    }
+
+    /**
+     * Deletes one stored message through Raft, whatever its groups acknowledged; {@code NOT_FOUND}
+     * when there is none (a retry after a lost answer may see that too).
+     */
+    public void deleteMessage(String topic, String id) {
+        call("delete message", DeleteMessageRequest.newBuilder().setTopic(topic).setId(id).build(),
+                AdminGrpc.AdminBlockingStub::deleteMessage);
     }
 
     public List<GroupInfo> listGroups(String topic) {
@@ -182,7 +217,7 @@ public final class AdminClient {
                 hint = trailers == null ? null : trailers.get(ConsumerStream.LEADER_KEY);
             }
             if (!StatusMapping.isRetryable(status)) {
-                throw StatusMapping.toException(status);
+                throw StatusMapping.toException(status, endpoint.address());
             }
             boolean redirected = pool.failover(endpoint, hint);
             Duration wait = redirected && attempt == 1 ? Duration.ZERO : retry.backoff(attempt);

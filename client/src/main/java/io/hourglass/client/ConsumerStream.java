@@ -28,12 +28,27 @@ import org.slf4j.LoggerFactory;
  * deliveries and ACK replies. A reconnect creates a new instance; an instance never outlives its
  * call, which is what keeps an ACK from reaching a stream that did not carry the delivery.
  *
- * <p>Flow control: the stream starts with {@code maxBuffered} message credits. Control frames
- * return their credit at once; a delivery returns it only when the handler is done with it
- * ({@link #deliveryDone()}), so at most {@code maxBuffered} deliveries wait in the client.
+ * <p>Flow control: gRPC hands the client one inbound frame per credit ({@code request(n)}), and
+ * frames come in the order the server wrote them. Normally the stream keeps
+ * {@code maxBuffered − unhandled} credits out, where {@code unhandled} counts deliveries the
+ * handler has not finished ({@link #deliveryDone()}), so at most {@code maxBuffered} deliveries
+ * wait in the client and the rest wait on the server (its writes stop when gRPC says the client
+ * is not ready).
  *
- * <p>Thread-safety: outbound frames and the confirm table are guarded by {@code lock} (a gRPC
- * call must not be written concurrently); inbound callbacks come serially from gRPC.
+ * <p>Confirmed ACKs and that rule would deadlock: a handler blocked on
+ * {@link DeliveryContext#ackConfirmed()} holds its delivery, the buffer fills, and the
+ * {@code AckReply} it waits for sits in the transport <em>behind</em> deliveries nobody reads.
+ * Granting one extra credit per confirm ACK is not enough — the server may have written any
+ * number of deliveries (up to the HTTP/2 window) before the reply. So while at least one
+ * confirmation is outstanding the stream always keeps a credit out, whatever the buffer holds:
+ * every frame ahead of the reply is read (deliveries are queued for the handler past
+ * {@code maxBuffered}) and the reply is processed on the gRPC thread, never through the handler
+ * queue. The read-ahead stops as soon as no confirmation is outstanding; it is bounded by what the
+ * server sends during one confirmation round trip.
+ *
+ * <p>Thread-safety: outbound frames, the confirm table and the credit counters are guarded by
+ * {@code lock} (a gRPC call must not be written concurrently); inbound callbacks come serially
+ * from gRPC; {@code request} is called outside {@code lock}.
  */
 final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
     /** Trailer in which a follower names the leader when it refuses a subscription. */
@@ -63,6 +78,12 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
     private ClientCallStreamObserver<SubscribeRequest> call;
     private boolean open = true;
     private final Map<ByteString, Deque<CompletableFuture<Void>>> confirms = new HashMap<>();
+    /** Credits granted to gRPC and not yet used by an inbound frame. */
+    private int granted;
+    /** Deliveries received whose handler call has not finished. */
+    private int unhandled;
+    /** Confirmed ACKs sent and not yet answered (the sum of the {@code confirms} queues). */
+    private int confirmsPending;
 
     ConsumerStream(ServerPool.Endpoint endpoint, int maxBuffered, Listener listener) {
         this.endpoint = endpoint;
@@ -100,14 +121,32 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
     /**
      * The handler is done with one delivery: let the server send one more. Harmless on an
-     * ended call. {@code ClientCall.request} may be called from any thread.
+     * ended call. May be called from any thread.
      */
     void deliveryDone() {
-        ClientCallStreamObserver<SubscribeRequest> c;
         synchronized (lock) {
+            unhandled--;
+        }
+        topUp();
+    }
+
+    /**
+     * Grants gRPC the credits the rule in the class comment asks for: enough to fill the buffer,
+     * and at least one while a confirmation is outstanding.
+     */
+    private void topUp() {
+        ClientCallStreamObserver<SubscribeRequest> c;
+        int more;
+        synchronized (lock) {
+            int target = Math.max(maxBuffered - unhandled, confirmsPending > 0 ? 1 : 0);
+            more = target - granted;
+            if (more <= 0 || call == null) {
+                return;
+            }
+            granted = target;
             c = call;
         }
-        c.request(1);
+        c.request(more);
     }
 
     /** Ends our side; the server answers by completing the call. */
@@ -134,21 +173,26 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         requestStream.disableAutoRequestWithInitial(maxBuffered);
         synchronized (lock) {
             this.call = requestStream;
+            this.granted = maxBuffered;
         }
     }
 
     @Override
     public void onNext(SubscribeResponse response) {
-        switch (response.getFrameCase()) {
-            case DELIVERY -> {
-                listener.onDelivery(this, ProtoCodec.fromProto(response.getDelivery()));
-                return; // credit returned by deliveryDone()
+        boolean delivery = response.getFrameCase() == SubscribeResponse.FrameCase.DELIVERY;
+        synchronized (lock) {
+            granted--;
+            if (delivery) {
+                unhandled++; // its credit comes back through deliveryDone()
             }
+        }
+        switch (response.getFrameCase()) {
+            case DELIVERY -> listener.onDelivery(this, ProtoCodec.fromProto(response.getDelivery()));
             case SUBSCRIBED -> listener.onSubscribed(this, response.getSubscribed().getConsumerId());
             case ACK_REPLY -> onAckReply(response.getAckReply());
             default -> LOG.debug("ignoring unknown frame from {}", endpoint.address());
         }
-        deliveryDone();
+        topUp();
     }
 
     @Override
@@ -176,6 +220,7 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
             open = false;
             confirms.values().forEach(orphans::addAll);
             confirms.clear();
+            confirmsPending = 0;
         }
         UnavailableException e = new UnavailableException(
                 "stream ended before the ACK was confirmed: " + StatusMapping.describe(status),
@@ -190,6 +235,9 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         synchronized (lock) {
             Deque<CompletableFuture<Void>> waiters = confirms.get(reply.getTag());
             waiter = waiters == null ? null : waiters.poll();
+            if (waiter != null) {
+                confirmsPending--;
+            }
             if (waiters != null && waiters.isEmpty()) {
                 confirms.remove(reply.getTag());
             }
@@ -249,20 +297,29 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
                         new IllegalStateException("delivery " + id + " was already settled"));
             }
             CompletableFuture<Void> confirmed = new CompletableFuture<>();
+            boolean sent;
             synchronized (lock) {
                 // Registered before sending: the reply may be processed inline, within send().
                 Deque<CompletableFuture<Void>> waiters =
                         confirms.computeIfAbsent(tag, t -> new ArrayDeque<>());
                 waiters.add(confirmed);
-                if (!send(ackFrame(true))) {
-                    waiters.remove(confirmed);
+                confirmsPending++;
+                sent = send(ackFrame(true));
+                if (!sent) {
+                    if (waiters.remove(confirmed)) {
+                        confirmsPending--;
+                    }
                     if (waiters.isEmpty()) {
                         confirms.remove(tag);
                     }
-                    confirmed.completeExceptionally(new StaleDeliveryException("ACK of " + id
-                            + " not sent: its stream has ended; it will be redelivered"));
                 }
             }
+            if (!sent) {
+                confirmed.completeExceptionally(new StaleDeliveryException("ACK of " + id
+                        + " not sent: its stream has ended; it will be redelivered"));
+                return confirmed;
+            }
+            topUp(); // keep reading while the reply is outstanding, whatever the buffer holds
             return confirmed;
         }
 

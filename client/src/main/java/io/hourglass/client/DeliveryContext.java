@@ -19,9 +19,12 @@ public interface DeliveryContext {
      * Acknowledges the delivery and asks the server to answer once the deletion has committed,
      * after which the message is never delivered to this group again.
      *
-     * <p>Do not block the handler on this future: the answer travels on the same stream as the
-     * deliveries, behind those already buffered for the handler, so a handler that waits for it
-     * with a full buffer waits forever. Chain on it instead ({@code thenRun}, {@code whenComplete}).
+     * <p>The handler may block on this future: while a confirmation is outstanding the stream
+     * keeps reading past its delivery buffer, so the answer is never stuck behind deliveries that
+     * wait for this same handler (see {@code ConsumerStream}). Blocking costs one confirmation
+     * round trip per delivery, though; a handler that wants throughput keeps several
+     * confirmations outstanding and waits for the oldest (as {@code hourglass consume --confirm}
+     * does).
      *
      * @return completes when the server confirms; fails with {@link InvalidRequestException} if
      *     the server refused the ACK, {@link StaleDeliveryException} if the stream had already

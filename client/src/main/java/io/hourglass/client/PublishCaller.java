@@ -92,7 +92,7 @@ final class PublishCaller {
     private void onFailure(Status status, ServerPool.Endpoint endpoint, PublishRequest request,
                            int attempt, long deadline, CompletableFuture<PublishResponse> result) {
         if (!StatusMapping.isRetryable(status) || closed) {
-            result.completeExceptionally(StatusMapping.toException(status));
+            result.completeExceptionally(StatusMapping.toException(status, endpoint.address()));
             return;
         }
         pool.failover(endpoint);

@@ -100,7 +100,7 @@ final class RoomCaller {
     private <Q, R> void onFailure(Attempt<Q, R> call, int attempt, ServerPool.Endpoint endpoint,
                                   Status status, String leaderHint) {
         if (!StatusMapping.isRetryable(status) || closed) {
-            call.result().completeExceptionally(StatusMapping.toException(status));
+            call.result().completeExceptionally(StatusMapping.toException(status, endpoint.address()));
             return;
         }
         boolean redirected = pool.failover(endpoint, leaderHint);

@@ -133,6 +133,17 @@ public final class RoomClient {
                 .thenApply(RoomCodec::fromProto));
     }
 
+    /** The rooms the leader knows (members, listeners or a backlog), by name: at most {@code limit} from {@code offset}. */
+    public List<RoomStatus> list(int offset, int limit) {
+        if (offset < 0 || limit < 1) {
+            throw new IllegalArgumentException("offset must not be negative and limit at least 1: " + offset + ", " + limit);
+        }
+        io.hourglass.api.v1.RoomListRequest request = io.hourglass.api.v1.RoomListRequest.newBuilder()
+                .setOffset(offset).setLimit(limit).build();
+        return await(caller.call("room list", request, RoomsGrpc.RoomsStub::list)
+                .thenApply(r -> r.getRoomsList().stream().map(RoomCodec::fromProto).toList()));
+    }
+
     /** How many rooms have a backlog, and the {@code topN} largest (1 or more). */
     public RoomMetrics metrics(int topN) {
         if (topN < 1) {

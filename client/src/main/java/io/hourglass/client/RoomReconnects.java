@@ -42,7 +42,7 @@ final class RoomReconnects {
      */
     Duration next(RoomSessionStream stream, Status status) {
         if (!StatusMapping.isReconnectable(status)) {
-            throw StatusMapping.toException(status);
+            throw StatusMapping.toException(status, stream.endpoint().address());
         }
         boolean redirected = status.getCode() == Status.Code.UNAVAILABLE
                 && pool.failover(stream.endpoint(), stream.leaderHint());

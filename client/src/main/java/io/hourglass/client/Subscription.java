@@ -172,7 +172,7 @@ public final class Subscription implements AutoCloseable {
                     return;
                 }
             } else {
-                failure = status.isOk() ? null : StatusMapping.toException(status);
+                failure = status.isOk() ? null : StatusMapping.toException(status, stream.endpoint().address());
             }
         }
         terminate(failure);

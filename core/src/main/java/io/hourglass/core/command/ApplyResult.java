@@ -39,7 +39,7 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
     }
 
     public CommandReply reply() {
-        CommandReply.Builder b = CommandReply.newBuilder().setStampedAtMs(stampedAtMs);
+        CommandReply.Builder b = CommandReply.newBuilder().setStampedAtMs(stampedAtMs).setDeletedCount(deleted.size());
         for (EventKey k : published) {
             b.addPublishedKeys(com.google.protobuf.ByteString.copyFrom(k.toBytes()));
         }

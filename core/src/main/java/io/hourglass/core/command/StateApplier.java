@@ -2,6 +2,7 @@ package io.hourglass.core.command;
 
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.DeleteBatchCmd;
+import io.hourglass.core.proto.DeleteMessageCmd;
 import io.hourglass.core.proto.Deletion;
 import io.hourglass.core.proto.NewMessage;
 import io.hourglass.core.proto.PutCmd;
@@ -88,6 +89,7 @@ public final class StateApplier {
                 });
                 result = new ApplyResult(position, stamp, List.of(), false, purged, List.of());
             }
+            case DELETE_MESSAGE -> result = applyDeleteMessage(batch, command.getDeleteMessage(), stamp, position);
             case ROOM -> result = rooms.apply(batch, command.getRoom(), stamp, position);
             default -> {
                 batch.close();
@@ -183,6 +185,25 @@ public final class StateApplier {
             due |= m.getDelayMs() == 0;
         }
         return new ApplyResult(position, stamp, keys, due, List.of(), List.of());
+    }
+
+    /**
+     * Deletes one message with its expiry entry and receipts, whatever its groups acknowledged; the
+     * result lists it as deleted, so every replica drops it from its in-flight map and it is not
+     * redelivered. A key of another topic (or of nothing) changes nothing: the topic in the value
+     * guards against a caller naming the wrong topic as much as against hash collisions.
+     */
+    private ApplyResult applyDeleteMessage(StoreBatch batch, DeleteMessageCmd cmd, long stamp, TermIndex position) {
+        if (cmd.getEventKey().size() != EventKey.LENGTH) {
+            return empty(position, stamp);
+        }
+        EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
+        Optional<StoredMessage> message = store.message(key);
+        if (message.isEmpty() || !message.get().getTopic().equals(cmd.getTopic())) {
+            return empty(position, stamp);
+        }
+        batch.deleteMessage(key, message.get());
+        return new ApplyResult(position, stamp, List.of(), false, List.of(key), List.of());
     }
 
     private ApplyResult applyDeletes(StoreBatch batch, DeleteBatchCmd cmd, long stamp, TermIndex position) {

@@ -248,9 +248,19 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         return onLeader(() -> leader.queries().state(room));
     }
 
+    /** The rooms the leader knows, by name, from {@code offset}; at most {@code limit} (room list). */
+    public CompletableFuture<List<RoomSnapshot>> list(int offset, int limit) {
+        requests.page(offset, limit);
+        return onLeader(() -> leader.queries().list(offset, limit));
+    }
+
     /** How many rooms have a backlog, and the {@code topN} largest. */
     public CompletableFuture<RoomsOverview> metrics(int topN) {
-        requests.page(0, topN);
+        if (topN < 0 || topN > RoomRequests.MAX_PAGE) {
+            // Named as the request and the CLI name it (top_n, --top), not as peek's offset and limit.
+            throw new io.hourglass.core.InvalidRequestException("top_n (--top) must be between 0 and "
+                    + RoomRequests.MAX_PAGE + ", got " + topN);
+        }
         return onLeader(() -> leader.queries().overview(topN));
     }
 

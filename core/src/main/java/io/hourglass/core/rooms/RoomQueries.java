@@ -54,6 +54,19 @@ final class RoomQueries {
                 gate.inFlight().map(PendingMessage::id), gate.recovering(nowMs));
     }
 
+    /**
+     * The rooms this leader knows (members, listeners or a backlog), by name, from {@code offset};
+     * at most {@code limit}. One snapshot per room, as {@link #state} gives it.
+     */
+    List<RoomSnapshot> list(int offset, int limit) {
+        List<String> names = new ArrayList<>(new java.util.TreeSet<>(gates.keySet()));
+        List<RoomSnapshot> out = new ArrayList<>();
+        for (int i = offset; i < names.size() && out.size() < limit; i++) {
+            out.add(state(names.get(i)));
+        }
+        return out;
+    }
+
     RoomsOverview overview(int topN) {
         List<RoomsOverview.RoomBacklog> withBacklog = new ArrayList<>();
         gates.values().forEach(g -> {

@@ -10,6 +10,11 @@ import io.hourglass.api.v1.ClusterStatusResponse;
 import io.hourglass.api.v1.ConsumerInfo;
 import io.hourglass.api.v1.DeleteGroupRequest;
 import io.hourglass.api.v1.DeleteGroupResponse;
+import io.hourglass.api.v1.DeleteMessageRequest;
+import io.hourglass.api.v1.DeleteMessageResponse;
+import io.hourglass.api.v1.GetMessageRequest;
+import io.hourglass.api.v1.MessageInfo;
+import io.hourglass.api.v1.PeekedMessage;
 import io.hourglass.api.v1.ListConsumersRequest;
 import io.hourglass.api.v1.ListConsumersResponse;
 import io.hourglass.api.v1.ListGroupsRequest;
@@ -33,7 +38,12 @@ import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.DeliveryEngine;
+import com.google.protobuf.ByteString;
 import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import io.hourglass.core.proto.DeleteMessageCmd;
+import io.hourglass.core.proto.StoredMessage;
+import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.proto.DeleteGroupCmd;
 import io.hourglass.core.proto.PurgeTopicCmd;
 import io.hourglass.core.proto.RegisterPeerCmd;
@@ -42,6 +52,8 @@ import io.hourglass.raft.RaftNode;
 import io.hourglass.server.grpc.StatusMapper;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -55,6 +67,11 @@ import java.util.function.Function;
  */
 public final class AdminService extends AdminGrpc.AdminImplBase implements AutoCloseable {
     private static final Duration FORWARD_DEADLINE = Duration.ofSeconds(30);
+    /**
+     * Most bytes of messages in one PeekTopic page: under the 4 MiB a gRPC client accepts by
+     * default, with room for a 1 MiB message and its headers on top.
+     */
+    static final int PEEK_PAGE_MAX_BYTES = 2 << 20;
 
     private final RaftNode raft;
     private final Replicator replicator;
@@ -163,8 +180,61 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void peekTopic(PeekTopicRequest r, StreamObserver<PeekTopicResponse> out) {
-        answer(out, () -> PeekTopicResponse.newBuilder().addAllMessages(
-                topics.peek(existingTopic(r.getTopic()), r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000))).build());
+        answer(out, () -> {
+            String topic = existingTopic(r.getTopic());
+            Optional<EventKey> after = r.getPageToken().isEmpty() ? Optional.empty()
+                    : Optional.of(messageKey(r.getPageToken(), "page token"));
+            TopicInspector.PeekPage page = topics.peek(topic, r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000),
+                    after, PEEK_PAGE_MAX_BYTES);
+            return PeekTopicResponse.newBuilder().addAllMessages(page.messages())
+                    .setNextPageToken(page.continueAfter().map(EventKey::toHex).orElse("")).build();
+        });
+    }
+
+    @Override
+    public void getMessage(GetMessageRequest r, StreamObserver<MessageInfo> out) {
+        answer(out, () -> {
+            validator.validateTopic(r.getTopic());
+            EventKey key = messageKey(r.getId(), "message id");
+            StoredMessage m = store.message(key).filter(s -> s.getTopic().equals(r.getTopic()))
+                    .orElseThrow(() -> notFound("topic " + r.getTopic() + " holds no message " + r.getId()));
+            MessageInfo.Builder info = MessageInfo.newBuilder().setTopic(m.getTopic()).setProducerId(m.getProducerId())
+                    .setMessage(PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
+                            .putAllHeaders(m.getHeadersMap()).setEnqueuedAtMs(m.getEnqueuedAtMs())
+                            .setDueAtMs(m.getDueAtMs()).setExpiresAtMs(m.getExpiresAtMs()));
+            for (String g : new TreeSet<>(store.durableGroups(m.getTopic()))) {
+                if (store.hasReceipt(key, g)) {
+                    info.addAckedGroups(g);
+                } else {
+                    info.addPendingGroups(g);
+                }
+            }
+            return info.build();
+        });
+    }
+
+    @Override
+    public void deleteMessage(DeleteMessageRequest r, StreamObserver<DeleteMessageResponse> out) {
+        answer(out, () -> {
+            validator.validateTopic(r.getTopic());
+            EventKey key = messageKey(r.getId(), "message id");
+            CommandReply reply = replicator.propose(Command.newBuilder().setDeleteMessage(DeleteMessageCmd.newBuilder()
+                    .setTopic(r.getTopic()).setEventKey(ByteString.copyFrom(key.toBytes()))).build()).join();
+            if (reply.getDeletedCount() == 0) {
+                throw notFound("topic " + r.getTopic() + " holds no message " + r.getId());
+            }
+            return DeleteMessageResponse.getDefaultInstance();
+        });
+    }
+
+    /** A message id (hex of the 24-byte key) from a request; INVALID_ARGUMENT quoting at most 60 characters. */
+    private static EventKey messageKey(String hex, String what) {
+        try {
+            return EventKey.fromHex(hex);
+        } catch (RuntimeException e) {
+            String shown = hex.length() > 60 ? hex.substring(0, 60) + "…" : hex;
+            throw invalid("not a " + what + " (48 hex digits): '" + shown + "'");
+        }
     }
 
     @Override
@@ -218,8 +288,11 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         return topic;
     }
 
-    private static MembershipResponse membership(List<RaftNode.Member> voters) {
-        return MembershipResponse.newBuilder().addAllVoters(voters.stream().map(RaftNode.Member::id).toList()).build();
+    /** The configuration after a change made here, on the leader: this node is the leader it names. */
+    private MembershipResponse membership(List<RaftNode.Member> voters) {
+        String leader = raft.isLeader() ? raft.nodeId() : java.util.Objects.toString(raft.status().leaderId(), "");
+        return MembershipResponse.newBuilder().setLeaderId(leader)
+                .addAllVoters(voters.stream().map(RaftNode.Member::id).toList()).build();
     }
 
     /** Runs here when this node leads, else forwards the same call to the leader. */

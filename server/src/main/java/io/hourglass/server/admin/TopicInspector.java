@@ -5,12 +5,15 @@ import io.hourglass.api.v1.PeekedMessage;
 import io.hourglass.api.v1.TopicInfo;
 import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -104,15 +107,40 @@ final class TopicInspector {
         return out;
     }
 
-    List<PeekedMessage> peek(String topic, int limit) {
+    /** One page of {@link #peek}: the messages and the key to continue after, if there is more. */
+    record PeekPage(List<PeekedMessage> messages, Optional<EventKey> continueAfter) {
+    }
+
+    /**
+     * Up to {@code limit} stored messages of {@code topic} in key (due) order, after
+     * {@code after} when given, and no more than {@code maxBytes} of them (serialized) — but at
+     * least one, so a page always progresses. Messages before the page are skipped by a scan:
+     * O(messages up to the page end), acceptable for an operator's query bounded by --limit.
+     */
+    PeekPage peek(String topic, int limit, Optional<EventKey> after, int maxBytes) {
         List<PeekedMessage> out = new ArrayList<>();
+        byte[] from = after.map(EventKey::toBytes).orElse(null);
+        long[] bytes = {0};
+        EventKey[] last = {null};
+        boolean[] more = {false};
         store.scanTopic(topic, (key, m) -> {
-            out.add(PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
+            if (from != null && Arrays.compareUnsigned(key.toBytes(), from) <= 0) {
+                return true;
+            }
+            PeekedMessage p = PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
                     .putAllHeaders(m.getHeadersMap()).setEnqueuedAtMs(m.getEnqueuedAtMs()).setDueAtMs(m.getDueAtMs())
-                    .setExpiresAtMs(m.getExpiresAtMs()).build());
-            return out.size() < limit;
+                    .setExpiresAtMs(m.getExpiresAtMs()).build();
+            int size = p.getSerializedSize() + 8;
+            if (out.size() >= limit || (!out.isEmpty() && bytes[0] + size > maxBytes)) {
+                more[0] = true;
+                return false;
+            }
+            out.add(p);
+            bytes[0] += size;
+            last[0] = key;
+            return true;
         });
-        return out;
+        return new PeekPage(out, more[0] ? Optional.of(last[0]) : Optional.empty());
     }
 
     private int consumers(String topic) {

@@ -389,7 +389,7 @@ class RoomProtocolTest {
         assertTrue(invalid(() -> api.stub().state(RoomStateRequest.newBuilder().setRoom("a b").build()))
                 .contains("may only contain"));
         assertTrue(invalid(() -> api.stub().metrics(RoomMetricsRequest.newBuilder().setTopN(-1).build()))
-                .contains("must not be negative"));
+                .contains("top_n (--top) must be between 0 and 10000, got -1"));
         assertTrue(invalid(() -> api.stub().configure(RoomConfigureRequest.newBuilder().setRoom(room)
                 .setAckTimeoutMs(500).build())).contains("at least 1s"));
         assertTrue(invalid(() -> api.stub().configure(RoomConfigureRequest.newBuilder().setRoom(room)

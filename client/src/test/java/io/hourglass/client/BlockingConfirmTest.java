@@ -1,0 +1,94 @@
+package io.hourglass.client;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A handler that blocks on {@code ackConfirmed()} with a small buffer: the server has written
+ * many deliveries before each reply, so the reply is only reachable by reading past the buffer.
+ * Without the read-ahead the first handler call waits out its 10 s and nothing else is handled.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BlockingConfirmTest {
+    private static final SubscribeOptions SMALL_BUFFER = SubscribeOptions.DEFAULT
+            .withBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+            .withCloseTimeout(Duration.ofSeconds(2))
+            .withMaxBuffered(2);
+
+    private FakeBroker broker;
+    private HourglassClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = new FakeBroker();
+        client = HourglassClient.builder().servers(broker.address()).channelFactory(FakeBroker.channels()).build();
+    }
+
+    @AfterEach
+    void stop() {
+        client.close();
+        broker.close();
+    }
+
+    @Test
+    void aHandlerBlockingOnEveryConfirmationGetsThroughABacklog() {
+        int backlog = 200;
+        List<String> confirmed = new CopyOnWriteArrayList<>();
+        AtomicInteger failures = new AtomicInteger();
+        client.subscribe("t", "g", SMALL_BUFFER, (m, ctx) -> {
+            try {
+                ctx.ackConfirmed().get(10, TimeUnit.SECONDS);
+                confirmed.add(m.payloadUtf8());
+            } catch (Exception e) {
+                failures.incrementAndGet();
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
+                && broker.stream(0).initReceived());
+        FakeBroker.FakeStream stream = broker.stream(0);
+        // All queued on the server before the first ACK arrives: every reply is written behind them.
+        for (int i = 0; i < backlog; i++) {
+            stream.deliver("t", "p-" + i, 1);
+        }
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> confirmed.size() + failures.get() == backlog);
+        assertEquals(0, failures.get());
+        for (int i = 0; i < backlog; i++) {
+            assertEquals("p-" + i, confirmed.get(i));
+        }
+        assertTrue(stream.acks().stream().allMatch(a -> a.getAck().getConfirm()));
+    }
+
+    @Test
+    void withoutOutstandingConfirmationsTheBufferStillBoundsWhatIsRead() {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger handled = new AtomicInteger();
+        client.subscribe("t", "g", SMALL_BUFFER, (m, ctx) -> {
+            assertTrue(release.await(20, TimeUnit.SECONDS));
+            ctx.ackConfirmed().get(10, TimeUnit.SECONDS);
+            handled.incrementAndGet();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
+                && broker.stream(0).initReceived());
+        FakeBroker.FakeStream stream = broker.stream(0);
+        for (int i = 0; i < 50; i++) {
+            stream.deliver("t", "p-" + i, 1);
+        }
+        // subscribed + 2 deliveries, and no more while nothing waits for a confirmation.
+        await().atMost(Duration.ofSeconds(5)).until(() -> stream.sent.get() >= 3);
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> stream.sent.get() <= 3);
+        release.countDown();
+        await().atMost(Duration.ofSeconds(20)).until(() -> handled.get() == 50);
+    }
+}
