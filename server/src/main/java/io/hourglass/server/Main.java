@@ -43,6 +43,9 @@ public final class Main implements Callable<Integer> {
     private final CountDownLatch stopped = new CountDownLatch(1);
 
     public static void main(String[] args) {
+        // gRPC, netty and Jetty pieces log through java.util.logging: into the node's log, not stderr.
+        org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+        org.slf4j.bridge.SLF4JBridgeHandler.install();
         int code = new CommandLine(new Main())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     cmd.getErr().println("hourglass-server: " + ex.getMessage());

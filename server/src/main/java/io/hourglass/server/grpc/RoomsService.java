@@ -119,6 +119,18 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
         answer(out, () -> engine.state(request.getRoom()), RoomsWire::state);
     }
 
+    /** Rooms by name, a page at a time (limit 0 = 100); validated in the engine. */
+    @Override
+    public void list(io.hourglass.api.v1.RoomListRequest request,
+                     StreamObserver<io.hourglass.api.v1.RoomListResponse> out) {
+        int limit = request.getLimit() == 0 ? 100 : request.getLimit();
+        answer(out, () -> engine.list(request.getOffset(), limit), rooms -> {
+            io.hourglass.api.v1.RoomListResponse.Builder b = io.hourglass.api.v1.RoomListResponse.newBuilder();
+            rooms.forEach(r -> b.addRooms(RoomsWire.state(r)));
+            return b.build();
+        });
+    }
+
     @Override
     public void metrics(RoomMetricsRequest request, StreamObserver<RoomMetricsResponse> out) {
         answer(out, () -> engine.metrics(request.getTopN()), RoomsWire::metrics);

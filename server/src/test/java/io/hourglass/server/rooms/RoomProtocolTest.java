@@ -430,4 +430,24 @@ class RoomProtocolTest {
         assertEquals(1, api.metrics(1).getTopCount(), "exactly N");
         assertEquals(0, api.metrics(0).getTopCount());
     }
+
+    @Test
+    void roomListNamesEveryRoomInNameOrderAPageAtATime() {
+        String a = room + "A";
+        String b = room + "B";
+        client("L").join(a, SYNC).join(b, SYNC);
+        api.send(b, "b0");
+        api.send(b, "b1");
+        await().atMost(SessionClient.WAIT).until(() -> api.state(b).getBacklog() == 1);
+        List<io.hourglass.api.v1.RoomState> all = api.stub().list(io.hourglass.api.v1.RoomListRequest.newBuilder()
+                .setLimit(10_000).build()).getRoomsList();
+        List<String> names = all.stream().map(io.hourglass.api.v1.RoomState::getRoom).toList();
+        assertTrue(names.contains(a) && names.contains(b), names.toString());
+        assertEquals(names.stream().sorted().toList(), names, "by name");
+        assertEquals(1, all.stream().filter(r -> r.getRoom().equals(b)).findFirst().orElseThrow().getBacklog());
+        int at = names.indexOf(a);
+        List<io.hourglass.api.v1.RoomState> page = api.stub().list(io.hourglass.api.v1.RoomListRequest.newBuilder()
+                .setOffset(at).setLimit(2).build()).getRoomsList();
+        assertEquals(List.of(a, b), page.stream().map(io.hourglass.api.v1.RoomState::getRoom).toList());
+    }
 }
