@@ -100,7 +100,7 @@ class AdminCommandTest {
         assertEquals(List.of("leader: n1, quorum: yes"), r.errLines());
         for (JsonNode record : records) {
             assertEquals(List.of("id", "address", "role", "term", "commitIndex", "appliedIndex", "lag", "up",
-                    "raftAddress", "lastContactMs", "leader"), fieldNames(record));
+                    "stalled", "raftAddress", "lastContactMs", "leader"), fieldNames(record));
         }
         JsonNode n1 = records.get(0);
         assertEquals("n1", n1.get("id").asText());

@@ -28,6 +28,12 @@ import org.slf4j.LoggerFactory;
  *  addAll() ──(chunked)─────────────────────▶ ready queue
  * </pre>
  *
+ * <p>Batches grow while they wait: a batch whose linger ran out while every in-flight slot is
+ * taken stays open and keeps taking messages (up to the size limits) until a slot frees, instead
+ * of being sealed small and queued behind the others. At 1 000 msg/s with 2 ms of linger and slow
+ * commits that is the difference between a few full requests and ~500 tiny ones a second queueing
+ * without bound.
+ *
  * <p>Thread-safe: the open batch, the ready queue and the in-flight count are guarded by
  * {@code lock}; requests are sent outside it. A batch the server refuses as invalid is re-sent
  * message by message so that only the bad message fails (a refused request was not applied,
@@ -50,6 +56,8 @@ final class PublishBatcher {
     private List<Pending> open = new ArrayList<>();
     private int openBytes;
     private ScheduledFuture<?> lingerTask;
+    /** The open batch has waited its linger and goes out with the next free slot. */
+    private boolean lingerDone;
     private final ArrayDeque<List<Pending>> ready = new ArrayDeque<>();
     private int inFlight;
     private boolean draining;
@@ -120,6 +128,13 @@ final class PublishBatcher {
                 .thenApply(v -> all.stream().map(p -> p.result().join()).toList());
     }
 
+    /** True while the open batch has waited out its linger and waits for a free slot (tests). */
+    boolean openBatchWaitsForSlot() {
+        synchronized (lock) {
+            return lingerDone && !open.isEmpty();
+        }
+    }
+
     /** Sends the open batch now. */
     void flush() {
         synchronized (lock) {
@@ -168,7 +183,12 @@ final class PublishBatcher {
             lingerTask = timer.schedule(() -> {
                 synchronized (lock) {
                     if (open == batch) {
-                        sealOpen();
+                        lingerTask = null;
+                        if (inFlight < config.maxInFlightBatches() && ready.isEmpty()) {
+                            sealOpen();
+                        } else {
+                            lingerDone = true; // no slot now: keep growing until drain finds one
+                        }
                     }
                 }
                 drain();
@@ -180,6 +200,7 @@ final class PublishBatcher {
 
     /** Moves the open batch to the ready queue. Caller holds lock. */
     private void sealOpen() {
+        lingerDone = false;
         if (lingerTask != null) {
             lingerTask.cancel(false);
             lingerTask = null;
@@ -206,7 +227,13 @@ final class PublishBatcher {
         while (true) {
             List<List<Pending>> toSend = new ArrayList<>();
             synchronized (lock) {
-                while (inFlight < config.maxInFlightBatches() && !ready.isEmpty()) {
+                while (inFlight < config.maxInFlightBatches()) {
+                    if (ready.isEmpty() && lingerDone) {
+                        sealOpen();
+                    }
+                    if (ready.isEmpty()) {
+                        break;
+                    }
                     toSend.add(ready.poll());
                     inFlight++;
                 }
