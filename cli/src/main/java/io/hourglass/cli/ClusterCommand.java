@@ -69,6 +69,7 @@ final class ClusterCommand implements Callable<Integer> {
                 Column.text("appliedIndex", "APPLIED"),
                 Column.text("lag", "LAG"),
                 Column.text("up", "UP"),
+                Column.text("stalled", "STALLED"),
                 Column.text("raftAddress", "RAFT_ADDRESS"),
                 Column.text("lastContactMs", "LAST_CONTACT_MS"),
                 Column.text("leader", "LEADER"));
