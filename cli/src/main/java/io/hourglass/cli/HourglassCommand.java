@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
         description = "Publish to, consume from and administer an Hourglass cluster.",
         subcommands = {ClusterCommand.class, TopicCommand.class, GroupCommand.class,
             ConsumerCommand.class, PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
-            MessageCommand.class, CommandLine.HelpCommand.class},
+            MessageCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
         footerHeading = "%nEnvironment:%n",
         footer = {"  HOURGLASS_SERVERS   default for --servers",
             "  HOURGLASS_LOG_LEVEL client log level on stderr (default OFF; --verbose: INFO)"},
