@@ -67,8 +67,10 @@ final class StalledFollowerTest {
                 Map.of("HOURGLASS_RAFT_FOLLOWERSTALLTIMEOUT", STALL.toSeconds() + "s"));
         serverLogs.watch(cluster.nodes());
         cluster.startAll(READY_TIMEOUT);
-        client = HourglassClient.builder().servers(cluster.clientAddresses()).build();
         ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(60));
+        // The load goes to the leader only: a client whose first server is the paused follower would
+        // wait there, nothing would commit, and a follower that is not behind is not stalled.
+        client = HourglassClient.builder().servers(leader.ports().grpcAddress()).build();
         ServerProcess follower = cluster.nodes().stream().filter(n -> n != leader).findFirst().orElseThrow();
         String stalledGauge = "hourglass_raft_follower_stalled{follower=\"" + follower.nodeId() + "\"}";
 
@@ -85,6 +87,9 @@ final class StalledFollowerTest {
         }, "stall-load");
         load.start();
         try {
+            long committedBefore = metric(leader, "hourglass_raft_commit_index");
+            await("the load commits").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> metric(leader, "hourglass_raft_commit_index") > committedBefore + 20);
             assertEquals(0, metric(leader, stalledGauge), "a healthy follower reported stalled");
             signal("STOP", follower.pid());
             paused = follower;
