@@ -1,7 +1,5 @@
 package io.hourglass.raft;
 
-import io.hourglass.core.InvalidRequestException;
-import io.hourglass.core.NotLeaderException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
@@ -13,7 +11,6 @@ import java.time.Clock;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -23,9 +20,7 @@ import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
@@ -37,7 +32,6 @@ import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -75,9 +69,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private volatile boolean leaderReady;
     private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
     private final FollowerWatch followerWatch;
-    /** The client id of proposals this node hands to its own division while it leads. */
-    private final ClientId directClientId = ClientId.randomId();
-    private final java.util.concurrent.atomic.AtomicLong directCallIds = new java.util.concurrent.atomic.AtomicLong();
+    private final Proposer proposer;
     private final java.util.concurrent.ScheduledExecutorService watchExecutor;
 
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
@@ -131,6 +123,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setProperties(props)
                 .setRetryPolicy(retryPolicy(config))
                 .build();
+        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf);
     }
 
     /**
@@ -250,89 +243,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leaderReady;
     }
 
-    /**
-     * Proposes a command. It is checked here first: Ratis' ordered async client closes its stream
-     * when the state machine refuses a request, so nothing malformed may ever reach it.
-     */
+    /** Proposes a command (see {@link Proposer}). */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
-        if (command.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
-            return CompletableFuture.failedFuture(new InvalidRequestException("a command must have a body"));
-        }
-        if (command.getSerializedSize() > maxEntryBytes) {
-            return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
-                    + " bytes exceeds the entry limit of " + maxEntryBytes));
-        }
-        Message message = Message.valueOf(ByteString.copyFrom(command.toByteArray()));
-        CompletableFuture<RaftClientReply> sent = leaderReady ? submitToOwnDivision(message) : null;
-        if (sent == null) {
-            sent = client.async().send(message);
-        }
-        return sent
-                // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
-                .orTimeout(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .handle((reply, error) -> {
-                    if (error != null) {
-                        throw translate(error);
-                    }
-                    if (!reply.isSuccess()) {
-                        throw translate(reply.getException());
-                    }
-                    return parseReply(reply);
-                });
-    }
-
-    /**
-     * While this node leads, a proposal goes straight into its own division: no loopback gRPC
-     * call, no second serialisation, and no ordered sliding window that makes every concurrent
-     * publish wait for the one before it. If leadership moved meanwhile the division answers
-     * NotLeader, and the proposal is sent again through the Raft client, which finds the new
-     * leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
-     * be reached, so the caller uses the client.
-     */
-    private CompletableFuture<RaftClientReply> submitToOwnDivision(Message message) {
-        RaftClientRequest request = RaftClientRequest.newBuilder()
-                .setClientId(directClientId)
-                .setServerId(selfId)
-                .setGroupId(GROUP_ID)
-                .setCallId(directCallIds.incrementAndGet())
-                .setMessage(message)
-                .setType(RaftClientRequest.writeRequestType())
-                .build();
-        try {
-            return server.submitClientRequestAsync(request).thenCompose(reply -> reply.getNotLeaderException() != null
-                    || reply.getLeaderNotReadyException() != null
-                    ? client.async().send(message) : CompletableFuture.completedFuture(reply));
-        } catch (IOException e) {
-            return null;
-        }
-    }
-
-    private static CommandReply parseReply(RaftClientReply reply) {
-        try {
-            return CommandReply.parseFrom(reply.getMessage().getContent().toByteArray());
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-            throw new IllegalStateException("unreadable reply from the state machine", e);
-        }
-    }
-
-    private RuntimeException translate(Throwable error) {
-        Throwable e = error;
-        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        if (e instanceof StateMachineException sme) {
-            return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());
-        }
-        if (e instanceof java.util.concurrent.TimeoutException) {
-            return new UnavailableException("not committed within " + config.requestTimeout().toMillis()
-                    + " ms (raft.requestTimeout): the cluster has no leader or no quorum right now", e);
-        }
-        if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
-            return new NotLeaderException(nle.getSuggestedLeader() == null ? null
-                    : grpcAddressOf(nle.getSuggestedLeader().getId().toString()));
-        }
-        return new UnavailableException("replication did not complete: " + e, e);
+        return proposer.propose(command, leaderReady);
     }
 
     @Override

@@ -1,0 +1,134 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.NotLeaderException;
+import io.hourglass.core.UnavailableException;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.CommandReply;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+/**
+ * How a node's commands reach the Raft log: straight into its own division while it leads, else
+ * through the Raft client to the leader; replies and failures translated into core exceptions.
+ * Thread-safe: every field is final or atomic.
+ */
+final class Proposer {
+    private final RaftServer server;
+    private final RaftClient client;
+    private final RaftPeerId selfId;
+    private final int maxEntryBytes;
+    private final Duration requestTimeout;
+    private final Function<String, String> grpcAddressOf;
+    /** The client id of proposals this node hands to its own division while it leads. */
+    private final ClientId directClientId = ClientId.randomId();
+    private final AtomicLong directCallIds = new AtomicLong();
+
+    Proposer(RaftServer server, RaftClient client, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
+             Function<String, String> grpcAddressOf) {
+        this.server = server;
+        this.client = client;
+        this.selfId = selfId;
+        this.maxEntryBytes = maxEntryBytes;
+        this.requestTimeout = requestTimeout;
+        this.grpcAddressOf = grpcAddressOf;
+    }
+
+    /**
+     * Proposes a command. It is checked here first: Ratis' ordered async client closes its stream
+     * when the state machine refuses a request, so nothing malformed may ever reach it.
+     */
+    CompletableFuture<CommandReply> propose(Command command, boolean leads) {
+        if (command.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
+            return CompletableFuture.failedFuture(new InvalidRequestException("a command must have a body"));
+        }
+        if (command.getSerializedSize() > maxEntryBytes) {
+            return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
+                    + " bytes exceeds the entry limit of " + maxEntryBytes));
+        }
+        Message message = Message.valueOf(ByteString.copyFrom(command.toByteArray()));
+        CompletableFuture<RaftClientReply> sent = leads ? submitToOwnDivision(message) : null;
+        if (sent == null) {
+            sent = client.async().send(message);
+        }
+        return sent
+                // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
+                .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .handle((reply, error) -> {
+                    if (error != null) {
+                        throw translate(error);
+                    }
+                    if (!reply.isSuccess()) {
+                        throw translate(reply.getException());
+                    }
+                    return parseReply(reply);
+                });
+    }
+
+    /**
+     * While this node leads, a proposal goes straight into its own division: no loopback gRPC
+     * call, no second serialisation, and no ordered sliding window that makes every concurrent
+     * publish wait for the one before it. If leadership moved meanwhile the division answers
+     * NotLeader, and the proposal is sent again through the Raft client, which finds the new
+     * leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
+     * be reached, so the caller uses the client.
+     */
+    private CompletableFuture<RaftClientReply> submitToOwnDivision(Message message) {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(directClientId)
+                .setServerId(selfId)
+                .setGroupId(RaftNode.GROUP_ID)
+                .setCallId(directCallIds.incrementAndGet())
+                .setMessage(message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        try {
+            return server.submitClientRequestAsync(request).thenCompose(reply -> reply.getNotLeaderException() != null
+                    || reply.getLeaderNotReadyException() != null
+                    ? client.async().send(message) : CompletableFuture.completedFuture(reply));
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static CommandReply parseReply(RaftClientReply reply) {
+        try {
+            return CommandReply.parseFrom(reply.getMessage().getContent().toByteArray());
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException("unreadable reply from the state machine", e);
+        }
+    }
+
+    private RuntimeException translate(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof StateMachineException sme) {
+            return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());
+        }
+        if (e instanceof java.util.concurrent.TimeoutException) {
+            return new UnavailableException("not committed within " + requestTimeout.toMillis()
+                    + " ms (raft.requestTimeout): the cluster has no leader or no quorum right now", e);
+        }
+        if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
+            return new NotLeaderException(nle.getSuggestedLeader() == null ? null
+                    : grpcAddressOf.apply(nle.getSuggestedLeader().getId().toString()));
+        }
+        return new UnavailableException("replication did not complete: " + e, e);
+    }
+}
