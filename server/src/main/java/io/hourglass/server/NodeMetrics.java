@@ -54,6 +54,13 @@ public final class NodeMetrics implements AutoCloseable {
                 .publishPercentiles(0.5, 0.99).register(registry);
     }
 
+    void bindPublishCoalescer(io.hourglass.core.command.PublishCoalescer publishes) {
+        FunctionCounter.builder("hourglass.publish.entries", publishes, io.hourglass.core.command.PublishCoalescer::entries)
+                .description("Raft log entries that carried publish requests").register(registry);
+        FunctionCounter.builder("hourglass.publish.requests", publishes, io.hourglass.core.command.PublishCoalescer::requests)
+                .description("Publish requests proposed (several may share one entry)").register(registry);
+    }
+
     void bind(DeliveryEngine engine, RaftNode raft) {
         DeliveryMetrics m = engine.metrics();
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
