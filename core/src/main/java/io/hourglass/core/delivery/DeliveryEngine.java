@@ -296,6 +296,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             }
             int[] n = {0};
             store.scanExpired(clock.millis(), key -> {
+                metrics.expiryKeysRead.increment();
                 if (deleter.submitOnce(key, StateApplier.ALL_GROUPS)) {
                     metrics.expired.increment();
                     n[0]++;
