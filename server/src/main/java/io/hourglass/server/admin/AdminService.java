@@ -34,6 +34,7 @@ import io.hourglass.api.v1.SnapshotResponse;
 import io.hourglass.api.v1.TopicInfo;
 import io.hourglass.api.v1.TopicStatsRequest;
 import io.hourglass.api.v1.TransferLeaderRequest;
+import io.hourglass.core.AlreadyExistsException;
 import io.hourglass.core.FailedPreconditionException;
 import io.hourglass.core.InvalidRequestException;
 import io.hourglass.core.NotFoundException;
@@ -115,6 +116,11 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                     + "=" + excerpt(r.getHost()) + ":" + r.getRaftPort() + ":" + r.getGrpcPort());
         }
         leader(out, s -> s.addNode(r), () -> {
+            // Refused before the peer registry changes: re-adding a member must not rewrite its address.
+            // RaftNode checks again against the configuration it changes.
+            if (raft.members().stream().anyMatch(m -> m.id().equals(r.getId()))) {
+                throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
+            }
             replicator.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
                     .setGrpcAddress(r.getHost() + ":" + r.getGrpcPort())).build()).join();
             return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));

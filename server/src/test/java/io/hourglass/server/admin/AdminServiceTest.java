@@ -145,13 +145,16 @@ class AdminServiceTest {
         try {
             for (AdminGrpc.AdminBlockingStub stub : List.of(admin(),
                     AdminGrpc.newBlockingStub(direct).withDeadlineAfter(60, TimeUnit.SECONDS))) {
+                String registered = leader.node().raft().grpcAddressOf(follower.id());
                 var existing = cluster.settingsOf(follower);
                 StatusRuntimeException twice = assertThrows(StatusRuntimeException.class, () -> stub.addNode(
                         AddNodeRequest.newBuilder().setId(follower.id()).setHost("127.0.0.1")
                                 .setRaftPort(Integer.parseInt(existing.get("raft.port")))
-                                .setGrpcPort(Integer.parseInt(existing.get("grpc.port"))).build()));
+                                .setGrpcPort(TestNode.freePort()).build()));
                 assertEquals(Status.Code.ALREADY_EXISTS, twice.getStatus().getCode(), twice::toString);
                 assertEquals(follower.id() + " is already a member of the cluster", twice.getStatus().getDescription());
+                assertEquals(registered, leader.node().raft().grpcAddressOf(follower.id()),
+                        "a refused add leaves the member's client address alone");
 
                 StatusRuntimeException unknown = assertThrows(StatusRuntimeException.class,
                         () -> stub.removeNode(RemoveNodeRequest.newBuilder().setId("n9").build()));
