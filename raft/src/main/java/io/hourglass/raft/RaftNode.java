@@ -1,5 +1,8 @@
 package io.hourglass.raft;
 
+import io.hourglass.core.AlreadyExistsException;
+import io.hourglass.core.HourglassException;
+import io.hourglass.core.NotFoundException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
@@ -414,12 +417,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * Adds a voter: creates the group on the new node (started empty with --join), then commits
      * the new configuration; Ratis lets the new node catch up before it counts for the quorum.
      *
-     * @throws IllegalArgumentException when the id is already a member
+     * @throws AlreadyExistsException when the id is already a member
      */
     public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
         List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
         if (peers.stream().anyMatch(p -> p.getId().toString().equals(id))) {
-            throw new IllegalArgumentException(id + " is already a member of the cluster");
+            throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
         }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
         peers.add(added);
@@ -441,11 +444,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return setVoters(peers);
     }
 
-    /** Removes a voter that is not the leader (transfer leadership first). */
+    /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
     public List<Member> removeVoter(String id) throws IOException {
         List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
         if (!peers.removeIf(p -> p.getId().toString().equals(id))) {
-            throw new IllegalArgumentException(id + " is not a member of the cluster");
+            throw new NotFoundException(HourglassException.excerpt(id) + " is not a member of the cluster");
         }
         return setVoters(peers);
     }
