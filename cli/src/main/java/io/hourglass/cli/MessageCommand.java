@@ -30,11 +30,41 @@ final class MessageCommand implements Callable<Integer> {
         throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand: get or delete");
     }
 
+    /** What get and delete share: the message named by TOPIC and ID, and printing its records. */
+    abstract static class OneMessage implements Callable<Integer> {
+        @ParentCommand
+        private MessageCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        String topic;
+
+        @Parameters(index = "1", paramLabel = "ID", description = "The message id.")
+        private String id;
+
+        String id() {
+            return id.strip();
+        }
+
+        abstract List<Column> columns();
+
+        abstract List<Map<String, Object>> records(io.hourglass.client.AdminClient admin);
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "TOPIC", topic);
+            AdminSupport.require(spec, "ID", id);
+            return AdminSupport.print(group.root, spec, columns(), this::records);
+        }
+    }
+
     @Command(name = "get", mixinStandardHelpOptions = true,
             description = "Print the stored message ID of TOPIC: id, topic, payload (whole, UTF-8), payloadBytes, "
                     + "headers, enqueuedAt, dueAt, expiresAt (null: never), producerId, ackedGroups, pendingGroups "
                     + "(durable groups that have / have not acknowledged it).")
-    static final class Get implements Callable<Integer> {
+    static final class Get extends OneMessage {
         static final List<Column> COLUMNS = List.of(
                 Column.text("id", "ID"),
                 Column.text("topic", "TOPIC"),
@@ -48,24 +78,14 @@ final class MessageCommand implements Callable<Integer> {
                 Column.map("headers", "HEADERS"),
                 Column.text("payload", "PAYLOAD"));
 
-        @ParentCommand
-        private MessageCommand group;
-
-        @Spec
-        private CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
-        private String topic;
-
-        @Parameters(index = "1", paramLabel = "ID", description = "The message id.")
-        private String id;
+        @Override
+        List<Column> columns() {
+            return COLUMNS;
+        }
 
         @Override
-        public Integer call() {
-            AdminSupport.require(spec, "TOPIC", topic);
-            AdminSupport.require(spec, "ID", id);
-            return AdminSupport.print(group.root, spec, COLUMNS,
-                    admin -> List.of(record(admin.getMessage(topic, id.strip()))));
+        List<Map<String, Object>> records(io.hourglass.client.AdminClient admin) {
+            return List.of(record(admin.getMessage(topic, id())));
         }
 
         static Map<String, Object> record(MessageInfo info) {
@@ -89,34 +109,23 @@ final class MessageCommand implements Callable<Integer> {
     @Command(name = "delete", mixinStandardHelpOptions = true,
             description = "Delete the stored message ID of TOPIC through Raft, whatever its groups have acknowledged "
                     + "(a delivered copy is not redelivered); prints id, topic, deleted.")
-    static final class Delete implements Callable<Integer> {
+    static final class Delete extends OneMessage {
         static final List<Column> COLUMNS = List.of(
                 Column.text("id", "ID"), Column.text("topic", "TOPIC"), Column.text("deleted", "DELETED"));
 
-        @ParentCommand
-        private MessageCommand group;
-
-        @Spec
-        private CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
-        private String topic;
-
-        @Parameters(index = "1", paramLabel = "ID", description = "The message id.")
-        private String id;
+        @Override
+        List<Column> columns() {
+            return COLUMNS;
+        }
 
         @Override
-        public Integer call() {
-            AdminSupport.require(spec, "TOPIC", topic);
-            AdminSupport.require(spec, "ID", id);
-            return AdminSupport.print(group.root, spec, COLUMNS, admin -> {
-                admin.deleteMessage(topic, id.strip());
-                Map<String, Object> record = new LinkedHashMap<>();
-                record.put("id", id.strip());
-                record.put("topic", topic);
-                record.put("deleted", true);
-                return List.of(record);
-            });
+        List<Map<String, Object>> records(io.hourglass.client.AdminClient admin) {
+            admin.deleteMessage(topic, id());
+            Map<String, Object> record = new LinkedHashMap<>();
+            record.put("id", id());
+            record.put("topic", topic);
+            record.put("deleted", true);
+            return List.of(record);
         }
     }
 }
