@@ -163,11 +163,15 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 GROUP_ID, group.getPeers());
     }
 
-    /** The fail-stop thread: the store failed, so the Raft server stops (unless a close already does). */
+    /**
+     * The fail-stop thread: the store failed, so the Raft server stops (unless a close already does),
+     * and the client, whose pending requests would retry against it, too.
+     */
     private void stopAfterFailure(Throwable cause) {
         if (!closing.get()) {
             try {
                 server.close();
+                client.close();
                 LOG.info("{}: raft server stopped after the store failure", config.nodeId());
             } catch (IOException | RuntimeException e) {
                 LOG.warn("{}: stopping the raft server after the store failure: {}", config.nodeId(), e.toString());
