@@ -1,5 +1,7 @@
 package io.hourglass.raft;
 
+import io.hourglass.core.HourglassException;
+import io.hourglass.core.NotFoundException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,11 +51,11 @@ final class Membership {
         }
     }
 
-    /** Removes a voter that is not the leader (transfer leadership first). */
+    /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
     List<RaftNode.Member> removeVoter(String id) throws IOException {
         List<RaftPeer> peers = new ArrayList<>(currentPeers());
         if (!peers.removeIf(p -> p.getId().toString().equals(id))) {
-            throw new IllegalArgumentException(id + " is not a member of the cluster");
+            throw new NotFoundException(HourglassException.excerpt(id) + " is not a member of the cluster");
         }
         return setVoters(peers);
     }

@@ -1,5 +1,7 @@
 package io.hourglass.raft;
 
+import io.hourglass.core.AlreadyExistsException;
+import io.hourglass.core.HourglassException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
@@ -320,12 +322,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * Adds a voter: creates the group on the new node (started empty with --join), then commits
      * the new configuration; Ratis lets the new node catch up before it counts for the quorum.
      *
-     * @throws IllegalArgumentException when the id is already a member
+     * @throws AlreadyExistsException when the id is already a member
      */
     public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
         List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
         if (peers.stream().anyMatch(p -> p.getId().toString().equals(id))) {
-            throw new IllegalArgumentException(id + " is already a member of the cluster");
+            throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
         }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
         peers.add(added);
@@ -347,7 +349,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return setVoters(peers);
     }
 
-    /** Removes a voter that is not the leader (transfer leadership first). */
+    /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
     public List<Member> removeVoter(String id) throws IOException {
         return membership.removeVoter(id);
     }

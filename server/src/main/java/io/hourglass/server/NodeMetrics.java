@@ -54,6 +54,13 @@ public final class NodeMetrics implements AutoCloseable {
                 .publishPercentiles(0.5, 0.99).register(registry);
     }
 
+    void bindPublishCoalescer(io.hourglass.core.command.PublishCoalescer publishes) {
+        FunctionCounter.builder("hourglass.publish.entries", publishes, io.hourglass.core.command.PublishCoalescer::entries)
+                .description("Raft log entries that carried publish requests").register(registry);
+        FunctionCounter.builder("hourglass.publish.requests", publishes, io.hourglass.core.command.PublishCoalescer::requests)
+                .description("Publish requests proposed (several may share one entry)").register(registry);
+    }
+
     void bind(DeliveryEngine engine, RaftNode raft) {
         DeliveryMetrics m = engine.metrics();
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
@@ -67,6 +74,7 @@ public final class NodeMetrics implements AutoCloseable {
         m.deleteBatchObserver = batchSize::record;
         counter("hourglass.delete.failures", "Delete batches that failed and were re-queued", m.deleteFailures);
         counter("hourglass.dispatch.passes", "Dispatcher passes", m.dispatchPasses);
+        counter("hourglass.dispatch.messages.read", "Stored messages read by dispatcher passes", m.messagesRead);
         gauge("hourglass.messages.in.flight", "Deliveries awaiting ACK", engine, e -> e.inFlightCount());
         gauge("hourglass.active.consumers", "Consumers registered on this node", engine, e -> e.hub().size());
         gauge("hourglass.pending.deletions", "ACKs and expirations waiting for the next delete batch", engine,

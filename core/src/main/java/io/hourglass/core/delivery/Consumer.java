@@ -8,8 +8,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A registered consumer: its subscription, its bounded delivery buffer and the tags sent to it.
- * The dispatcher thread is the only producer of the buffer, so a capacity check followed by an
- * offer cannot fail; the transport drains it with {@link #poll()} as flow control allows.
+ * The delivery loop is the only producer of the buffer, so a capacity check followed by an offer
+ * cannot fail; the transport drains it with {@link #poll()} as flow control allows. When the loop
+ * found the buffer full, the poll that frees half of it asks the loop for a pass at once, instead of
+ * leaving the consumer idle until the next poll interval.
  */
 public final class Consumer {
     /** Called when deliveries are buffered or the consumer is closed; the transport drains then. */
@@ -25,21 +27,33 @@ public final class Consumer {
     private final String group;
     private final BlockingQueue<Delivery> buffer;
     private final Sink sink;
+    private final Recipient recipient;
+    private final int capacity;
+    /** Asks the delivery loop for a pass; called by the poll that frees a starved buffer. */
+    private final Runnable wantsMore;
+    /** Set by the loop when it found the buffer full; cleared by the poll that frees half of it. */
+    private volatile boolean starved;
     /** Tags sent on this consumer's stream and not yet acked or nacked: the only tags it may ack. */
     private final Set<EventKey> sentTags = ConcurrentHashMap.newKeySet();
     /**
-     * Guarded by the {@link InFlightTracker}'s monitor: the tracker released this consumer, and
-     * refuses to record new deliveries for it (a dispatcher pass that read its route before the
-     * disconnect must not leave a message held by a stream that is gone).
+     * Delivery loop only: the tracker released this consumer, and refuses to record new deliveries
+     * for it (nothing may be left held by a stream that is gone).
      */
     boolean releasedInFlight;
 
     Consumer(String id, String topic, String group, int queueSize, Sink sink) {
+        this(id, topic, group, queueSize, sink, () -> { });
+    }
+
+    Consumer(String id, String topic, String group, int queueSize, Sink sink, Runnable wantsMore) {
         this.id = id;
         this.topic = topic;
         this.group = group;
         this.buffer = new ArrayBlockingQueue<>(queueSize);
+        this.capacity = queueSize;
         this.sink = sink;
+        this.wantsMore = wantsMore;
+        this.recipient = group.isEmpty() ? new Recipient.Universal(id) : new Recipient.Group(group);
     }
 
     public String id() {
@@ -60,23 +74,33 @@ public final class Consumer {
     }
 
     /** The in-flight recipient this consumer receives for: its group, or itself when universal. */
-    String recipient() {
-        return isUniversal() ? "u:" + id : "g:" + group;
+    Recipient recipient() {
+        return recipient;
     }
 
     public Delivery poll() {
-        return buffer.poll();
+        Delivery d = buffer.poll();
+        if (starved && buffer.size() <= capacity / 2) {
+            starved = false;
+            wantsMore.run();
+        }
+        return d;
     }
 
     public int buffered() {
         return buffer.size();
     }
 
+    /** Delivery loop only; a full buffer marks the consumer starved (see {@link #poll()}). */
     boolean hasRoom() {
+        if (buffer.remainingCapacity() > 0) {
+            return true;
+        }
+        starved = true;
         return buffer.remainingCapacity() > 0;
     }
 
-    /** Dispatcher thread only. */
+    /** Delivery loop only. */
     void push(Delivery d) {
         sentTags.add(d.tag());
         if (!buffer.offer(d)) {

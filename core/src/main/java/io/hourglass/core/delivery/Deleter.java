@@ -18,7 +18,13 @@ import org.slf4j.LoggerFactory;
  * Collects acknowledgements and expirations and replicates them as {@code DeleteBatchCmd}s of at
  * most {@code maxKeys} deletions. A batch that fails is put back and retried on the next flush.
  * Each submitted deletion's future completes when the batch holding it has committed — that is
- * the confirmed ACK. Guarded by its own monitor.
+ * the confirmed ACK.
+ *
+ * <p>Owned by the delivery loop: every method runs on it, and proposal answers (which arrive on
+ * Raft threads) come back to it through {@code loop}, so nothing here locks. A confirmed ACK asks for
+ * a flush at once ({@link #flushSoon}); while such a flush is being replicated, later ones wait for
+ * it and then go out together — group commit, so that confirms cost one batch per round trip and
+ * never wait for the periodic interval.
  */
 final class Deleter {
     private static final Logger LOG = LoggerFactory.getLogger(Deleter.class);
@@ -31,23 +37,29 @@ final class Deleter {
     private final DeliveryMetrics metrics;
     private final Map<Pending, List<CompletableFuture<Void>>> pending = new LinkedHashMap<>();
     private final java.util.function.BooleanSupplier leading;
+    private final java.util.concurrent.Executor loop;
+    /** Flushes asked for by {@link #flushSoon} still being replicated, and whether another one waits. */
+    private int soonInFlight;
+    private boolean soonWanted;
 
-    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics, java.util.function.BooleanSupplier leading) {
+    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics, java.util.function.BooleanSupplier leading,
+            java.util.concurrent.Executor loop) {
         this.leading = leading;
+        this.loop = loop;
         this.replicator = replicator;
         this.maxKeys = maxKeys;
         this.metrics = metrics;
     }
 
     /** Queues a deletion; returns a future completed once it is replicated. */
-    synchronized CompletableFuture<Void> submit(EventKey key, String group) {
+    CompletableFuture<Void> submit(EventKey key, String group) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         pending.computeIfAbsent(new Pending(key, group), p -> new ArrayList<>()).add(f);
         return f;
     }
 
     /** Queues a deletion unless the same one is already waiting; true when it was new. */
-    synchronized boolean submitOnce(EventKey key, String group) {
+    boolean submitOnce(EventKey key, String group) {
         Pending p = new Pending(key, group);
         if (pending.containsKey(p)) {
             return false;
@@ -56,7 +68,7 @@ final class Deleter {
         return true;
     }
 
-    synchronized int queued() {
+    int queued() {
         return pending.size();
     }
 
@@ -73,7 +85,27 @@ final class Deleter {
         return proposals;
     }
 
-    private synchronized List<Map<Pending, List<CompletableFuture<Void>>>> takeAll() {
+    /** Proposes what is queued now unless an earlier such flush is still out; then right after it. */
+    void flushSoon() {
+        if (soonInFlight > 0) {
+            soonWanted = true;
+            return;
+        }
+        List<CompletableFuture<Void>> batches = flush();
+        if (batches.isEmpty()) {
+            return;
+        }
+        soonInFlight++;
+        CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> loop.execute(() -> {
+            soonInFlight--;
+            if (soonWanted) {
+                soonWanted = false;
+                flushSoon();
+            }
+        }));
+    }
+
+    private List<Map<Pending, List<CompletableFuture<Void>>>> takeAll() {
         List<Map<Pending, List<CompletableFuture<Void>>>> batches = new ArrayList<>();
         Map<Pending, List<CompletableFuture<Void>>> batch = new LinkedHashMap<>();
         for (Map.Entry<Pending, List<CompletableFuture<Void>>> e : pending.entrySet()) {
@@ -119,18 +151,18 @@ final class Deleter {
                     return;
                 }
                 LOG.warn("delete batch of {} keys failed, re-queued: {}", batch.size(), error.toString());
-                requeue(batch);
+                loop.execute(() -> requeue(batch));
             }
         });
         return done;
     }
 
-    private synchronized void requeue(Map<Pending, List<CompletableFuture<Void>>> batch) {
+    private void requeue(Map<Pending, List<CompletableFuture<Void>>> batch) {
         batch.forEach((p, fs) -> pending.computeIfAbsent(p, k -> new ArrayList<>()).addAll(fs));
     }
 
     /** Leadership lost: nothing queued here will be proposed by this node; callers learn why. */
-    synchronized void failAll(RuntimeException cause) {
+    void failAll(RuntimeException cause) {
         pending.values().forEach(fs -> fs.forEach(f -> f.completeExceptionally(cause)));
         pending.clear();
     }

@@ -7,6 +7,7 @@ import io.hourglass.core.command.ApplyResult;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.config.DeliveryConfig;
+import io.hourglass.core.loop.EventLoop;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.RegisterGroupCmd;
 import io.hourglass.core.storage.EventKey;
@@ -14,84 +15,59 @@ import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The delivery pipeline of one node: hub, dispatcher, in-flight tracking, deleter and TTL janitor.
- * It works only while this node leads ({@link #setLeading}); losing leadership stops dispatching,
- * closes every consumer and forgets the in-flight map, which the next leader rebuilds from the
- * replicated state. It listens to every applied entry on every replica, so committed deletes
- * clear in-flight entries everywhere.
+ * The delivery pipeline of one node: hub, dispatcher, in-flight tracking, deleter and TTL janitor,
+ * all owned by one {@link EventLoop} thread ({@code hourglass-delivery}). Transport threads and the
+ * apply thread only post events — subscribe, ACK, NACK, disconnect, an applied entry — each costing
+ * O(its own messages) on the loop, so no lock is shared between them and an ACK can never land
+ * between a dispatch check and its claim.
  *
- * <p>{@link #start()} runs the dispatcher loop and the deleter/janitor timers on named threads;
- * tests leave it unstarted and drive {@link #dispatchOnce()}, {@link #flushDeletes()} and
- * {@link #sweepExpired()} with a manual clock.
+ * <p>It works only while this node leads ({@link #setLeading}); losing leadership stops
+ * dispatching, closes every consumer and forgets the in-flight map, which the next leader rebuilds
+ * from the replicated state.
+ *
+ * <p>{@link #start()} runs the loop with its timers (poll interval, delete flush, TTL sweep, next
+ * due message); until then every event runs inline on the caller's thread, so tests drive
+ * {@link #dispatchOnce()}, {@link #flushDeletes()} and {@link #sweepExpired()} with a manual clock.
  */
 public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeliveryEngine.class);
 
-    private final DeliveryConfig config;
     private final EventStore store;
     private final Replicator replicator;
     private final Clock clock;
     private final DeliveryMetrics metrics = new DeliveryMetrics();
+    private final EventLoop loop;
     private final InFlightTracker inFlight;
     private final Deleter deleter;
     private final Hub hub;
     private final Dispatcher dispatcher;
     private volatile boolean leading;
-    private Thread dispatcherThread;
-    private ScheduledExecutorService timers;
-    /**
-     * Where a disconnected consumer's in-flight messages are released: inline until {@link #start()}
-     * (tests drive the engine synchronously), then the pipeline's own single thread, so that mass
-     * disconnects queue small tasks instead of transport threads.
-     */
-    private volatile Executor releases = Runnable::run;
-    private ExecutorService releaseThread;
+    /** Loop only: a pass is queued; the earliest armed due-time timer. */
+    private boolean passQueued;
+    private long timerAtMs = Long.MAX_VALUE;
 
     public DeliveryEngine(DeliveryConfig config, EventStore store, Replicator replicator, Clock clock) {
-        this.config = config;
         this.store = store;
         this.replicator = replicator;
         this.clock = clock;
+        this.loop = new EventLoop("hourglass-delivery", clock, EventLoop.Mode.INLINE_UNTIL_STARTED);
         this.inFlight = new InFlightTracker(config.inFlightTimeout().toMillis());
-        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading);
+        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
-        this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics,
-                config.dispatchPollInterval().toMillis(), () -> leading && replicator.holdsLease());
+        this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
+        loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
+        loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
+        loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
     }
 
-    /** Starts the dispatcher loop and the deleter and janitor timers. */
-    public synchronized void start() {
-        if (dispatcherThread != null) {
-            return;
-        }
-        dispatcherThread = new Thread(dispatcher, "hourglass-dispatcher");
-        dispatcherThread.setDaemon(true);
-        dispatcherThread.start();
-        releaseThread = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-delivery-releases");
-            t.setDaemon(true);
-            return t;
-        });
-        releases = releaseThread;
-        timers = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-delivery-timers");
-            t.setDaemon(true);
-            return t;
-        });
-        long deleteMs = config.deleteBatchInterval().toMillis();
-        timers.scheduleWithFixedDelay(this::flushQuietly, deleteMs, deleteMs, TimeUnit.MILLISECONDS);
-        long sweepMs = config.ttlSweepInterval().toMillis();
-        timers.scheduleWithFixedDelay(this::sweepQuietly, sweepMs, sweepMs, TimeUnit.MILLISECONDS);
+    /** Starts the loop thread and its timers. */
+    public void start() {
+        loop.start();
+        wake();
     }
 
     /** Leadership changed. Losing it closes all consumers; they reconnect to the new leader. */
@@ -100,15 +76,21 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             return;
         }
         leading = nowLeading;
-        if (nowLeading) {
+        loop.submit(nowLeading ? () -> {
             LOG.info("leading: dispatcher, deleter and TTL janitor active");
-            wake();
-        } else {
-            LOG.info("no longer leading: closing {} consumers, dropping in-flight state", hub.size());
-            hub.closeAll("this node is no longer the leader");
-            deleter.failAll(new NotLeaderException(null));
-            inFlight.clear();
+            requestPass();
+        } : this::stepDown);
+    }
+
+    private void stepDown() {
+        if (leading) {
+            return; // leadership came back before this event ran
         }
+        LOG.info("no longer leading: closing {} consumers, dropping in-flight state", hub.size());
+        hub.closeAll("this node is no longer the leader");
+        deleter.failAll(new NotLeaderException(null));
+        inFlight.clear();
+        dispatcher.reset();
     }
 
     public boolean isLeading() {
@@ -127,71 +109,92 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
                 ? CompletableFuture.completedFuture(null)
                 : replicator.propose(Command.newBuilder()
                         .setRegisterGroup(RegisterGroupCmd.newBuilder().setTopic(topic).setGroup(group)).build());
-        return durable.thenApply(done -> {
+        return durable.thenCompose(done -> loop.call(() -> {
             if (!leading) {
                 throw new NotLeaderException(replicator.leaderHint());
             }
             Consumer c = hub.register(topic, group, sink);
             LOG.debug("registered {}", c);
             return c;
-        });
+        }));
+    }
+
+    /** {@link #ack(Consumer, EventKey, boolean)} without asking for a prompt confirmation. */
+    public CompletableFuture<Void> ack(Consumer c, EventKey tag) {
+        return ack(c, tag, false);
     }
 
     /**
      * Acknowledges a tag sent to this consumer. The future completes when the acknowledgement is
-     * replicated (a confirmed ACK); callers that did not ask for confirmation ignore it.
+     * replicated; with {@code confirm} the deletion is proposed at once (group-committed with other
+     * confirms) instead of with the next periodic batch.
      *
      * @throws InvalidRequestException when the tag was not delivered on this consumer's stream
      */
-    public CompletableFuture<Void> ack(Consumer c, EventKey tag) {
+    public CompletableFuture<Void> ack(Consumer c, EventKey tag, boolean confirm) {
         requireOwned(c, tag, "ACK");
         metrics.acks.increment();
-        String recipient = c.recipient();
-        inFlight.markAcked(tag, recipient);
-        if (!c.isUniversal()) {
-            return deleter.submit(tag, c.group());
-        }
-        if (store.durableGroups(c.topic()).isEmpty() && inFlight.universalSettled(tag)) {
-            return deleter.submit(tag, StateApplier.ALL_GROUPS);
-        }
-        return CompletableFuture.completedFuture(null);
+        CompletableFuture<Void> committed = new CompletableFuture<>();
+        loop.submit(() -> {
+            inFlight.markAcked(tag, c.recipient());
+            CompletableFuture<Void> deletion;
+            if (!c.isUniversal()) {
+                deletion = deleter.submit(tag, c.group());
+            } else if (store.durableGroups(c.topic()).isEmpty() && inFlight.universalSettled(tag)) {
+                deletion = deleter.submit(tag, StateApplier.ALL_GROUPS);
+            } else {
+                deletion = CompletableFuture.completedFuture(null);
+            }
+            deletion.whenComplete((v, e) -> {
+                if (e == null) {
+                    committed.complete(null);
+                } else {
+                    committed.completeExceptionally(e);
+                }
+            });
+            if (confirm && leading) {
+                deleter.flushSoon();
+            }
+        });
+        return committed;
     }
 
     /** Makes the message redeliverable at once. */
     public void nack(Consumer c, EventKey tag) {
         requireOwned(c, tag, "NACK");
         metrics.nacks.increment();
-        inFlight.release(tag, c.recipient());
-        wake();
+        loop.submit(() -> {
+            if (inFlight.release(tag, c.recipient())) {
+                dispatcher.redeliver(tag, c.recipient());
+                requestPass();
+            }
+        });
     }
 
     /**
-     * The consumer's stream ended: it gets nothing more at once, and what it held becomes
-     * redeliverable on the pipeline's release thread — never on the caller's (a transport thread),
-     * and in O(the consumer's own in-flight messages).
+     * The consumer's stream ended: it gets nothing more, and what it held becomes redeliverable,
+     * on the loop in O(the consumer's own in-flight messages) — never on the caller's transport thread.
      */
     public void disconnect(Consumer c) {
-        if (!hub.unregister(c)) {
-            return;
-        }
-        try {
-            releases.execute(() -> release(c));
-        } catch (RejectedExecutionException e) {
-            LOG.debug("{} disconnected while the engine stops; nothing to release", c);
-        }
+        loop.submit(() -> {
+            if (hub.unregister(c)) {
+                release(c);
+            }
+        });
     }
 
     private void release(Consumer c) {
         List<EventKey> released = inFlight.releaseConsumer(c);
         LOG.debug("{} disconnected, released {} in-flight messages", c, released.size());
-        if (c.isUniversal() && store.durableGroups(c.topic()).isEmpty()) {
-            for (EventKey key : released) {
-                if (inFlight.universalSettled(key)) {
-                    deleter.submit(key, StateApplier.ALL_GROUPS);
-                }
+        boolean settleUniversal = c.isUniversal() && store.durableGroups(c.topic()).isEmpty();
+        for (EventKey key : released) {
+            if (!c.isUniversal()) {
+                dispatcher.redeliver(key, c.recipient());
+            } else if (settleUniversal && inFlight.universalSettled(key)) {
+                deleter.submit(key, StateApplier.ALL_GROUPS);
             }
         }
-        wake();
+        requestPass();
     }
 
     private void requireOwned(Consumer c, EventKey tag, String what) {
@@ -201,68 +204,127 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         }
     }
 
+    /** Every replica, apply thread: hands the entry's effects to the loop (a follower's loop ignores them). */
     @Override
     public void onApplied(ApplyResult result) {
-        for (ApplyResult.Receipt r : result.receipts()) {
-            inFlight.clearRecipient(r.key(), "g:" + r.group());
+        if (!leading || (result.published().isEmpty() && result.deleted().isEmpty() && result.receipts().isEmpty())) {
+            return;
         }
-        if (!result.deleted().isEmpty()) {
-            var consumers = hub.consumers(); // one copy per entry, not one per deleted key
-            for (EventKey key : result.deleted()) {
-                inFlight.clearMessage(key);
-                for (Consumer c : consumers) {
+        loop.submit(() -> applied(result));
+    }
+
+    private void applied(ApplyResult result) {
+        if (!leading) {
+            return;
+        }
+        for (ApplyResult.Receipt r : result.receipts()) {
+            inFlight.clearRecipient(r.key(), new Recipient.Group(r.group()));
+        }
+        for (EventKey key : result.deleted()) {
+            for (String owner : inFlight.clearMessage(key)) {
+                Consumer c = hub.consumer(owner);
+                if (c != null) {
                     c.forgetTag(key);
                 }
             }
+            dispatcher.deleted(key);
         }
-        if (result.duePublished()) {
-            wake();
+        if (!result.published().isEmpty()) {
+            long earliest = dispatcher.published(result.published());
+            if (earliest <= clock.millis()) {
+                requestPass();
+            } else {
+                armTimer(earliest);
+            }
         }
     }
 
+    /** Asks for a pass from any thread; passes run on the loop, at most one queued at a time. */
     private void wake() {
-        dispatcher.wake();
+        loop.submit(this::requestPass);
+    }
+
+    /** Loop only: queues one pass unless one is queued already (the started loop only; tests call {@link #dispatchOnce()}). */
+    private void requestPass() {
+        if (!passQueued && loop.isStarted()) {
+            passQueued = true;
+            loop.submit(this::runPass);
+        }
+    }
+
+    private void runPass() {
+        passQueued = false;
+        if (!leading || !replicator.holdsLease()) {
+            return;
+        }
+        if (dispatcher.pass() > 0) {
+            requestPass(); // more may be waiting for buffers that still have room
+        }
+        armTimer(dispatcher.nextDueMs());
+    }
+
+    /** Loop only: a pass at {@code atMs}, when no earlier timer is armed. */
+    private void armTimer(long atMs) {
+        if (atMs == Long.MAX_VALUE || atMs >= timerAtMs || !loop.isStarted()) {
+            return;
+        }
+        timerAtMs = atMs;
+        loop.at(atMs, () -> {
+            if (timerAtMs <= clock.millis()) {
+                timerAtMs = Long.MAX_VALUE;
+            }
+            requestPass();
+        });
     }
 
     /** Runs one dispatcher pass now (tests); returns the deliveries made. */
     public int dispatchOnce() {
-        return leading ? dispatcher.pass() : 0;
+        return onLoop(() -> leading ? dispatcher.pass() : 0);
     }
 
     /** Proposes every queued deletion now; the future completes when all batches have been answered. */
     public CompletableFuture<Void> flushDeletes() {
-        if (!leading) {
-            return CompletableFuture.completedFuture(null);
-        }
-        List<CompletableFuture<Void>> batches = deleter.flush();
-        return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new))
-                .exceptionally(e -> null);
+        List<CompletableFuture<Void>> batches = onLoop(() -> leading ? deleter.flush() : List.of());
+        return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new)).exceptionally(e -> null);
     }
 
     /** Queues for deletion every message whose TTL has passed, with or without consumers; returns how many. */
     public int sweepExpired() {
-        if (!leading) {
-            return 0;
-        }
-        int[] n = {0};
-        store.scanExpired(clock.millis(), key -> {
-            if (deleter.submitOnce(key, StateApplier.ALL_GROUPS)) {
-                metrics.expired.increment();
-                n[0]++;
+        return onLoop(() -> {
+            if (!leading) {
+                return 0;
             }
-            return true;
+            int[] n = {0};
+            store.scanExpired(clock.millis(), key -> {
+                metrics.expiryKeysRead.increment();
+                if (deleter.submitOnce(key, StateApplier.ALL_GROUPS)) {
+                    metrics.expired.increment();
+                    n[0]++;
+                }
+                return true;
+            });
+            if (n[0] > 0) {
+                LOG.debug("TTL janitor queued {} expired messages", n[0]);
+            }
+            return n[0];
         });
-        if (n[0] > 0) {
-            LOG.debug("TTL janitor queued {} expired messages", n[0]);
+    }
+
+    /** Runs {@code body} on the loop (inline before the start) and waits for its answer. */
+    private <T> T onLoop(java.util.concurrent.Callable<T> body) {
+        if (loop.inLoop()) {
+            try {
+                return body.call();
+            } catch (Exception e) {
+                throw e instanceof RuntimeException re ? re : new IllegalStateException(e);
+            }
         }
-        return n[0];
+        return loop.call(body).join();
     }
 
     private void flushQuietly() {
-        try {
-            flushDeletes();
-        } catch (RuntimeException e) {
-            LOG.error("delete flush failed", e);
+        if (leading) {
+            deleter.flush();
         }
     }
 
@@ -296,21 +358,18 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        setLeading(false);
-        dispatcher.stop();
-        if (timers != null) {
-            timers.shutdownNow();
+    public void close() {
+        leading = false;
+        try {
+            loop.call(() -> {
+                stepDown();
+                return null;
+            }).get(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.warn("delivery loop did not step down cleanly: {}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        if (releaseThread != null) {
-            releaseThread.shutdown();
-        }
-        if (dispatcherThread != null) {
-            try {
-                dispatcherThread.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        loop.close();
     }
 }

@@ -15,6 +15,10 @@ public final class DeliveryMetrics {
     public final LongAdder dispatchPasses = new LongAdder();
     /** Topic range scans; only topics with consumers are scanned. */
     public final LongAdder topicScans = new LongAdder();
+    /** Stored messages a pass read: keys visited by due-range scans plus point reads of redeliveries. */
+    public final LongAdder messagesRead = new LongAdder();
+    /** Expiry-index entries the TTL janitor visited (only expired ones: its cost is O(expired)). */
+    public final LongAdder expiryKeysRead = new LongAdder();
     /** Told the size of every committed delete batch (the server records a distribution). */
     public volatile java.util.function.IntConsumer deleteBatchObserver = n -> { };
     /** Sum of (delivered − due) over dispatched messages, for the mean lateness. */

@@ -1,149 +1,320 @@
 package io.hourglass.core.delivery;
 
+import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
- * Moves due messages from the store to consumers. One pass scans, for every topic that has
- * consumers, only the keys due by now, and offers each message to every recipient that has not
- * acknowledged it and does not hold it in flight. The loop runs a pass, then waits for the poll
- * interval or a wake-up — but not at all after a pass that dispatched something.
+ * Moves due messages from the store to consumers, on the delivery loop. Work per pass is
+ * proportional to what it hands out, not to what is stored:
  *
- * <p>Passes run on one thread (the loop's, or a test's). Before a message is handed out, the live
- * store is checked again, after the in-flight check: a delete or receipt committed meanwhile
- * (which clears the in-flight entry only after the commit) is therefore always seen.
+ * <ul>
+ *   <li>Each recipient of a topic has a <em>frontier</em>: every key before it has been offered to
+ *       that recipient. A pass reads the topic's due range once, from the lowest frontier among
+ *       recipients with room, with receipts merged in ({@link EventStore#scanDueFrom}), and stops at
+ *       the first key not yet due (whose due time arms a timer) or when everyone is full. A new
+ *       recipient starts at the topic's first key.</li>
+ *   <li>Keys behind a frontier come back only through {@link #redeliver}: a NACK, a disconnect, an
+ *       in-flight timeout, or a publish applied after the frontier passed its due time. Those are
+ *       point reads of exactly those keys.</li>
+ * </ul>
+ *
+ * <p>Every check before a hand-out — in flight, receipt, expiry — reads state the loop owns or one
+ * snapshot taken after every event the loop has run, and a commit always precedes its event, so a
+ * receipt or delete committed before an event the loop ran is always seen.
  */
-final class Dispatcher implements Runnable {
-    private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
-
+final class Dispatcher {
     private final EventStore store;
     private final Hub hub;
     private final InFlightTracker inFlight;
     private final Deleter deleter;
     private final Clock clock;
     private final DeliveryMetrics metrics;
-    private final long pollMs;
-    private final BooleanSupplier leading;
-    private final Semaphore wakeups = new Semaphore(0);
-    private volatile boolean running = true;
+    /** Topic → recipient → the first key not yet offered to it. */
+    private final Map<String, Map<Recipient, EventKey>> frontiers = new HashMap<>();
+    /** Keys behind a frontier that must be offered again, and to whom. */
+    private final TreeMap<EventKey, Set<Recipient>> redeliveries = new TreeMap<>();
+    /** The earliest due time the last pass saw beyond now, over every topic it read to the end. */
+    private long nextDueMs = Long.MAX_VALUE;
 
     Dispatcher(EventStore store, Hub hub, InFlightTracker inFlight, Deleter deleter, Clock clock,
-               DeliveryMetrics metrics, long pollMs, BooleanSupplier leading) {
+               DeliveryMetrics metrics) {
         this.store = store;
         this.hub = hub;
         this.inFlight = inFlight;
         this.deleter = deleter;
         this.clock = clock;
         this.metrics = metrics;
-        this.pollMs = pollMs;
-        this.leading = leading;
     }
 
-    /** Ends the wait of the loop at once (consumer registered, due message applied, NACK). */
-    void wake() {
-        wakeups.release();
+    /** Leadership lost: a new term starts from the replicated state alone. */
+    void reset() {
+        frontiers.clear();
+        redeliveries.clear();
+        nextDueMs = Long.MAX_VALUE;
     }
 
-    void stop() {
-        running = false;
-        wake();
+    /** The earliest due time a pass saw ahead of it (for the loop's timer); MAX_VALUE if none. */
+    long nextDueMs() {
+        return nextDueMs;
     }
 
-    @Override
-    public void run() {
-        while (running) {
-            int dispatched = 0;
-            try {
-                dispatched = leading.getAsBoolean() ? pass() : 0;
-            } catch (RuntimeException e) {
-                LOG.error("dispatch pass failed", e);
-            }
-            if (dispatched == 0) {
-                try {
-                    wakeups.tryAcquire(pollMs, TimeUnit.MILLISECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
+    /** Offers {@code key} to {@code recipient} again on the next pass. */
+    void redeliver(EventKey key, Recipient recipient) {
+        redeliveries.computeIfAbsent(key, k -> new HashSet<>(2)).add(recipient);
+    }
+
+    /**
+     * New messages were applied. Those behind some recipient's frontier (published with a stamp the
+     * last pass already passed) are queued for it; later ones the scan finds. Returns the earliest
+     * due time among them, for the loop to arm a timer.
+     */
+    long published(List<EventKey> keys) {
+        long earliest = Long.MAX_VALUE;
+        for (EventKey key : keys) {
+            earliest = Math.min(earliest, key.dueAtMs());
+            for (Map<Recipient, EventKey> lanes : frontiers.values()) {
+                for (Map.Entry<Recipient, EventKey> lane : lanes.entrySet()) {
+                    if (lane.getValue().topicHash() == key.topicHash() && key.compareTo(lane.getValue()) < 0) {
+                        redeliver(key, lane.getKey());
+                    }
                 }
             }
-            wakeups.drainPermits();
         }
+        return earliest;
+    }
+
+    /** The message is gone: nothing left to redeliver. */
+    void deleted(EventKey key) {
+        redeliveries.remove(key);
     }
 
     /** One pass over every topic with consumers; returns how many deliveries it made. */
     int pass() {
         metrics.dispatchPasses.increment();
         long now = clock.millis();
-        int dispatched = 0;
+        inFlight.expire(now, this::redeliver);
+        nextDueMs = Long.MAX_VALUE;
+        Map<String, Hub.Route> routes = new HashMap<>();
         for (String topic : hub.topics()) {
             Hub.Route route = hub.route(topic);
-            if (route.groups().isEmpty() && route.universal().isEmpty()) {
-                continue;
+            if (!route.groups().isEmpty() || !route.universal().isEmpty()) {
+                routes.put(topic, route);
             }
-            int[] count = {0};
-            metrics.topicScans.increment();
-            store.scanDue(EventKey.topicHash(topic), now, (key, message) -> {
-                if (!message.getTopic().equals(topic)) {
-                    return true; // another topic with the same hash
-                }
-                count[0] += offer(route, key, message, now);
-                return !route.everyoneFull();
-            });
-            dispatched += count[0];
+        }
+        frontiers.keySet().retainAll(routes.keySet());
+        int dispatched = redeliverQueued(routes, now);
+        for (Hub.Route route : routes.values()) {
+            dispatched += scan(route, now);
         }
         return dispatched;
     }
 
-    private int offer(Hub.Route route, EventKey key, StoredMessage message, long now) {
-        if (message.getDueAtMs() > now) {
-            return 0;
-        }
-        if (message.getExpiresAtMs() > 0 && message.getExpiresAtMs() <= now) {
-            if (deleter.submitOnce(key, io.hourglass.core.command.StateApplier.ALL_GROUPS)) {
-                metrics.expired.increment();
-            }
-            return 0;
-        }
+    private int redeliverQueued(Map<String, Hub.Route> routes, long now) {
         int n = 0;
-        for (Map.Entry<String, List<Consumer>> group : route.groups().entrySet()) {
-            String recipient = "g:" + group.getKey();
-            if (inFlight.isBlocked(key, recipient, now) || !stillPending(key, group.getKey())) {
+        for (Iterator<Map.Entry<EventKey, Set<Recipient>>> it = redeliveries.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<EventKey, Set<Recipient>> e = it.next();
+            EventKey key = e.getKey();
+            metrics.messagesRead.increment();
+            Optional<StoredMessage> stored = store.message(key);
+            Hub.Route route = stored.map(m -> routes.get(m.getTopic())).orElse(null);
+            if (route == null) {
+                it.remove(); // gone, or nobody listens (a returning recipient starts from the first key)
                 continue;
             }
-            if (hub.offerToGroup(route, group.getKey(), c -> deliver(key, message, recipient, c, now)) != null) {
-                n++;
+            StoredMessage message = stored.get();
+            if (expired(key, message, now)) {
+                it.remove();
+                continue;
             }
-        }
-        for (Consumer c : route.universal()) {
-            String recipient = c.recipient();
-            if (c.hasRoom() && !inFlight.isBlocked(key, recipient, now) && stillPending(key, null)) {
-                Delivery d = deliver(key, message, recipient, c, now);
-                if (d != null) {
-                    c.push(d);
+            for (Iterator<Recipient> r = e.getValue().iterator(); r.hasNext(); ) {
+                Recipient recipient = r.next();
+                Outcome o = offer(route, recipient, key, message, null, now);
+                if (o != Outcome.FULL) {
+                    r.remove();
+                }
+                if (o == Outcome.DELIVERED) {
                     n++;
                 }
+            }
+            if (e.getValue().isEmpty()) {
+                it.remove();
             }
         }
         return n;
     }
 
-    /** Read from the live store, not the scan's snapshot: the message exists and the group has no receipt. */
-    private boolean stillPending(EventKey key, String group) {
-        return group == null ? store.message(key).isPresent()
-                : !store.hasReceipt(key, group) && store.message(key).isPresent();
+    private enum Outcome { DELIVERED, SKIPPED, FULL }
+
+    /** Offers one message to one recipient, unless it is held, acknowledged, receipted or gone. */
+    private Outcome offer(Hub.Route route, Recipient recipient, EventKey key, StoredMessage message,
+                          List<String> receipts, long now) {
+        if (recipient instanceof Recipient.Group g) {
+            List<Consumer> members = route.groups().get(g.name());
+            if (members == null) {
+                return Outcome.SKIPPED;
+            }
+            if (!anyRoom(members)) {
+                return Outcome.FULL;
+            }
+            if (inFlight.isBlocked(key, recipient, now)
+                    || (receipts == null ? store.hasReceipt(key, g.name()) : receipts.contains(g.name()))) {
+                return Outcome.SKIPPED;
+            }
+            return hub.offerToGroup(route, g.name(), c -> deliver(key, message, recipient, c, now)) != null
+                    ? Outcome.DELIVERED : Outcome.FULL;
+        }
+        Consumer c = universal(route, (Recipient.Universal) recipient);
+        if (c == null) {
+            return Outcome.SKIPPED;
+        }
+        if (!c.hasRoom()) {
+            return Outcome.FULL;
+        }
+        if (inFlight.isBlocked(key, recipient, now)) {
+            return Outcome.SKIPPED;
+        }
+        Delivery d = deliver(key, message, recipient, c, now);
+        if (d == null) {
+            return Outcome.SKIPPED;
+        }
+        c.push(d);
+        return Outcome.DELIVERED;
+    }
+
+    /** One read of the topic's due range from the lowest frontier among recipients with room. */
+    private int scan(Hub.Route route, long now) {
+        String topic = route.topic();
+        long hash = EventKey.topicHash(topic);
+        Map<Recipient, EventKey> lanes = frontiers.computeIfAbsent(topic, t -> new HashMap<>());
+        List<Recipient> recipients = recipients(route);
+        lanes.keySet().retainAll(recipients);
+        EventKey first = new EventKey(hash, 0, 0);
+        List<Recipient> active = new ArrayList<>(recipients.size());
+        EventKey start = null;
+        for (Recipient r : recipients) {
+            if (hasRoom(route, r)) {
+                active.add(r);
+                EventKey f = lanes.getOrDefault(r, first);
+                start = start == null || f.compareTo(start) < 0 ? f : start;
+            }
+        }
+        if (active.isEmpty()) {
+            return 0;
+        }
+        metrics.topicScans.increment();
+        int[] n = {0};
+        long next = store.scanDueFrom(hash, start, now, (key, value, receipts) -> {
+            metrics.messagesRead.increment();
+            StoredMessage message = null;
+            for (Iterator<Recipient> it = active.iterator(); it.hasNext(); ) {
+                Recipient r = it.next();
+                if (key.compareTo(lanes.getOrDefault(r, first)) < 0) {
+                    continue; // offered to r before
+                }
+                if (message == null) {
+                    message = EventStore.parseMessage(value);
+                    if (!message.getTopic().equals(topic) || expired(key, message, now)) {
+                        advanceAll(active, lanes, key, first);
+                        return true; // another topic with the same hash, or its TTL passed
+                    }
+                }
+                Outcome o = offer(route, r, key, message, receipts, now);
+                if (o == Outcome.FULL) {
+                    it.remove(); // its frontier stays here
+                    continue;
+                }
+                lanes.put(r, successor(key));
+                if (o == Outcome.DELIVERED) {
+                    n[0]++;
+                }
+            }
+            return !active.isEmpty();
+        });
+        if (!active.isEmpty()) { // the range up to now was read to its end
+            EventKey end = new EventKey(hash, now + 1, 0);
+            for (Recipient r : active) {
+                lanes.put(r, end);
+            }
+            nextDueMs = Math.min(nextDueMs, next);
+        }
+        return n[0];
+    }
+
+    private static void advanceAll(List<Recipient> active, Map<Recipient, EventKey> lanes, EventKey key, EventKey first) {
+        for (Recipient r : active) {
+            if (key.compareTo(lanes.getOrDefault(r, first)) >= 0) {
+                lanes.put(r, successor(key));
+            }
+        }
+    }
+
+    private static EventKey successor(EventKey key) {
+        return new EventKey(key.topicHash(), key.dueAtMs(), key.sequence() + 1);
+    }
+
+    private static List<Recipient> recipients(Hub.Route route) {
+        List<Recipient> out = new ArrayList<>(route.groups().size() + route.universal().size());
+        for (String group : route.groups().keySet()) {
+            out.add(new Recipient.Group(group));
+        }
+        for (Consumer c : route.universal()) {
+            out.add(c.recipient());
+        }
+        return out;
+    }
+
+    private static boolean hasRoom(Hub.Route route, Recipient r) {
+        if (r instanceof Recipient.Group g) {
+            List<Consumer> members = route.groups().get(g.name());
+            return members != null && anyRoom(members);
+        }
+        Consumer c = universal(route, (Recipient.Universal) r);
+        return c != null && c.hasRoom();
+    }
+
+    private static boolean anyRoom(List<Consumer> members) {
+        for (Consumer c : members) {
+            if (c.hasRoom()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Consumer universal(Hub.Route route, Recipient.Universal u) {
+        for (Consumer c : route.universal()) {
+            if (c.id().equals(u.consumerId())) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** Due and past its TTL: queued for deletion (once), never delivered. */
+    private boolean expired(EventKey key, StoredMessage message, long now) {
+        if (message.getExpiresAtMs() > 0 && message.getExpiresAtMs() <= now) {
+            if (deleter.submitOnce(key, StateApplier.ALL_GROUPS)) {
+                metrics.expired.increment();
+            }
+            return true;
+        }
+        return false;
     }
 
     /** The delivery for {@code c}, recorded in flight; null when {@code c} was disconnected meanwhile. */
-    private Delivery deliver(EventKey key, StoredMessage message, String recipient, Consumer c, long now) {
+    private Delivery deliver(EventKey key, StoredMessage message, Recipient recipient, Consumer c, long now) {
         int attempt = inFlight.claim(key, recipient, c, now);
         if (attempt == 0) {
             return null;

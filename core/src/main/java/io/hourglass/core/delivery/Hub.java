@@ -1,6 +1,7 @@
 package io.hourglass.core.delivery;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,56 +13,60 @@ import java.util.function.Function;
 
 /**
  * Registry of live consumers by topic and group, and the routing rule: one consumer per group,
- * round-robin, and every universal consumer. Guarded by its own monitor; the dispatcher reads
- * immutable {@link Route} snapshots.
+ * round-robin, and every universal consumer. Owned by the delivery loop: every method but
+ * {@link #consumers()}, {@link #consumer(String)} and {@link #size()} (which read a concurrent index,
+ * for metrics and admin on any thread) runs on that one thread, so nothing here locks.
  */
 public final class Hub {
     private final int queueSize;
-    private final Runnable onRegister;
+    private final Runnable wantsPass;
     private final Map<String, Map<String, List<Consumer>>> byTopic = new LinkedHashMap<>();
     private final Map<String, Consumer> byId = new ConcurrentHashMap<>();
-    /** Round-robin position per "topic\0group"; only the dispatcher thread advances it. */
-    private final Map<String, Integer> cursor = new ConcurrentHashMap<>();
+    /** Round-robin position per "topic\0group". */
+    private final Map<String, Integer> cursor = new HashMap<>();
 
-    Hub(int queueSize, Runnable onRegister) {
+    /** @param wantsPass asks the loop for a dispatch pass (a consumer registered or has room again) */
+    Hub(int queueSize, Runnable wantsPass) {
         this.queueSize = queueSize;
-        this.onRegister = onRegister;
+        this.wantsPass = wantsPass;
     }
 
     Consumer register(String topic, String group, Consumer.Sink sink) {
-        Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink);
-        synchronized (this) {
-            byTopic.computeIfAbsent(topic, t -> new LinkedHashMap<>())
-                    .computeIfAbsent(group, g -> new ArrayList<>()).add(c);
-        }
+        Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink, wantsPass);
+        byTopic.computeIfAbsent(topic, t -> new LinkedHashMap<>())
+                .computeIfAbsent(group, g -> new ArrayList<>()).add(c);
         byId.put(c.id(), c);
-        onRegister.run();
+        wantsPass.run();
         return c;
+    }
+
+    /** The live consumer with this id, or null (any thread). */
+    Consumer consumer(String id) {
+        return byId.get(id);
     }
 
     boolean unregister(Consumer c) {
         if (byId.remove(c.id()) == null) {
             return false;
         }
-        synchronized (this) {
-            Map<String, List<Consumer>> groups = byTopic.get(c.topic());
-            if (groups != null) {
-                List<Consumer> members = groups.get(c.group());
-                if (members != null) {
-                    members.remove(c);
-                    if (members.isEmpty()) {
-                        groups.remove(c.group());
-                    }
+        Map<String, List<Consumer>> groups = byTopic.get(c.topic());
+        if (groups != null) {
+            List<Consumer> members = groups.get(c.group());
+            if (members != null) {
+                members.remove(c);
+                if (members.isEmpty()) {
+                    groups.remove(c.group());
+                    cursor.remove(c.topic() + '\0' + c.group());
                 }
-                if (groups.isEmpty()) {
-                    byTopic.remove(c.topic());
-                }
+            }
+            if (groups.isEmpty()) {
+                byTopic.remove(c.topic());
             }
         }
         return true;
     }
 
-    synchronized Set<String> topics() {
+    Set<String> topics() {
         return Set.copyOf(byTopic.keySet());
     }
 
@@ -92,7 +97,7 @@ public final class Hub {
         }
     }
 
-    synchronized Route route(String topic) {
+    Route route(String topic) {
         Map<String, List<Consumer>> groups = new LinkedHashMap<>();
         List<Consumer> universal = List.of();
         for (Map.Entry<String, List<Consumer>> e : byTopic.getOrDefault(topic, Map.of()).entrySet()) {

@@ -1,27 +1,33 @@
 package io.hourglass.core.delivery;
 
 import io.hourglass.core.storage.EventKey;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
- * Which message is out with which recipient (a group, or one universal consumer), since when,
- * and how many times it has been sent. Leader-local, never replicated: a new leader starts empty.
+ * Which message is out with which {@link Recipient}, since when, and how many times it has been
+ * sent. Leader-local, never replicated: a new leader starts empty.
  *
- * <p>An entry blocks redispatch to its recipient while it is held and younger than the
- * in-flight timeout, and for good once acknowledged — until the replicated receipt or delete
- * clears it ({@link #clearRecipient}, {@link #clearMessage}). All methods lock this tracker.
+ * <p>An entry blocks redispatch to its recipient while it is held and younger than the in-flight
+ * timeout, and for good once acknowledged — until the replicated receipt or delete clears it
+ * ({@link #clearRecipient}, {@link #clearMessage}).
  *
- * <p>Entries are also indexed by the consumer that owns them, so that a disconnect costs
- * O(that consumer's entries), not a scan of every message in flight: 2 000 streams closing at
- * once used to queue 2 000 transport threads on this monitor, each scanning the whole map.
- * Invariant: {@code key ∈ byOwner[c]} exactly when some recipient's entry for {@code key} has
- * owner {@code c}. An entry has an owner while it is held by a consumer, and for its whole life
- * when its recipient is a universal consumer (that recipient goes away with the consumer).
+ * <p>Owned by the delivery loop: every method runs on that one thread, so nothing here locks; only
+ * the held counters are published for readers on other threads (metrics, admin).
+ *
+ * <p>Entries are indexed by the consumer that owns them, so that a disconnect costs O(that
+ * consumer's entries). Invariant: {@code key ∈ byOwner[c]} exactly when some recipient's entry for
+ * {@code key} has owner {@code c}. An entry has an owner while it is held by a consumer, and for its
+ * whole life when its recipient is a universal consumer (that recipient goes away with the consumer).
+ * Claims are also queued in claim order with their deadline, so that timed-out deliveries are found
+ * in O(timed out) ({@link #expire}) rather than by a scan.
  */
 final class InFlightTracker {
     private enum State { HELD, ACKED, RELEASED }
@@ -30,15 +36,25 @@ final class InFlightTracker {
     private record Entry(State state, String owner, long sinceMs, int attempt) {
     }
 
+    /** A claim and when it times out; stale once its entry moved on. */
+    private record Deadline(long atMs, EventKey key, Recipient recipient, int attempt) {
+    }
+
     private final long timeoutMs;
-    private final Map<EventKey, Map<String, Entry>> entries = new HashMap<>();
+    private final Map<EventKey, Map<Recipient, Entry>> entries = new HashMap<>();
     private final Map<String, Set<EventKey>> byOwner = new HashMap<>();
+    private final ArrayDeque<Deadline> deadlines = new ArrayDeque<>();
+    /** Consumers that held a message before it timed out and went to another; their tags go with it. */
+    private final Map<EventKey, List<String>> formerOwners = new HashMap<>();
+    /** Held (unacknowledged) deliveries per topic hash; written by the loop, read by anyone. */
+    private final Map<Long, Integer> heldByTopic = new ConcurrentHashMap<>();
+    private volatile int held;
 
     InFlightTracker(long timeoutMs) {
         this.timeoutMs = timeoutMs;
     }
 
-    synchronized boolean isBlocked(EventKey key, String recipient, long nowMs) {
+    boolean isBlocked(EventKey key, Recipient recipient, long nowMs) {
         Entry e = entry(key, recipient);
         if (e == null) {
             return false;
@@ -52,31 +68,49 @@ final class InFlightTracker {
 
     /**
      * Records a dispatch and returns its attempt number (1 the first time for this recipient), or 0
-     * when the consumer was released already: the caller must then not hand it the message (a
-     * dispatcher pass that read the route before the disconnect would otherwise leave the message
-     * held by a stream that is gone, until the in-flight timeout).
+     * when the consumer was released already: the caller must then not hand it the message.
      */
-    synchronized int claim(EventKey key, String recipient, Consumer consumer, long nowMs) {
+    int claim(EventKey key, Recipient recipient, Consumer consumer, long nowMs) {
         if (consumer.releasedInFlight) {
             return 0;
         }
         Entry previous = entry(key, recipient);
         int attempt = previous == null ? 1 : previous.attempt + 1;
+        if (previous != null && previous.owner != null && !previous.owner.equals(consumer.id())) {
+            formerOwners.computeIfAbsent(key, k -> new ArrayList<>(2)).add(previous.owner);
+        }
         put(key, recipient, new Entry(State.HELD, consumer.id(), nowMs, attempt));
+        deadlines.add(new Deadline(nowMs + timeoutMs, key, recipient, attempt));
         return attempt;
     }
 
-    synchronized void markAcked(EventKey key, String recipient) {
+    void markAcked(EventKey key, Recipient recipient) {
         Entry e = entry(key, recipient);
-        String owner = isUniversal(recipient) && e != null ? e.owner : null;
+        String owner = recipient.isUniversal() && e != null ? e.owner : null;
         put(key, recipient, new Entry(State.ACKED, owner, 0, e == null ? 1 : e.attempt));
     }
 
-    /** NACK: redeliverable at once, the attempt count kept. */
-    synchronized void release(EventKey key, String recipient) {
+    /** NACK: redeliverable at once, the attempt count kept. Returns whether it was held. */
+    boolean release(EventKey key, Recipient recipient) {
         Entry e = entry(key, recipient);
         if (e != null && e.state == State.HELD) {
-            put(key, recipient, new Entry(State.RELEASED, isUniversal(recipient) ? e.owner : null, 0, e.attempt));
+            put(key, recipient, new Entry(State.RELEASED, recipient.isUniversal() ? e.owner : null, 0, e.attempt));
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Hands every delivery whose in-flight timeout passed by {@code nowMs} and that is still held to
+     * {@code timedOut}; it stays held (and blocked for nobody) until redelivered. O(claims timed out).
+     */
+    void expire(long nowMs, BiConsumer<EventKey, Recipient> timedOut) {
+        for (Deadline d = deadlines.peek(); d != null && d.atMs <= nowMs; d = deadlines.peek()) {
+            deadlines.poll();
+            Entry e = entry(d.key, d.recipient);
+            if (e != null && e.state == State.HELD && e.attempt == d.attempt) {
+                timedOut.accept(d.key, d.recipient);
+            }
         }
     }
 
@@ -85,24 +119,25 @@ final class InFlightTracker {
      * consumer's entries vanish with it; later claims for it are refused. Returns the keys it held
      * unacknowledged. Costs O(the consumer's own entries).
      */
-    synchronized List<EventKey> releaseConsumer(Consumer consumer) {
+    List<EventKey> releaseConsumer(Consumer consumer) {
         consumer.releasedInFlight = true;
         String consumerId = consumer.id();
-        String recipient = consumer.recipient();
+        Recipient recipient = consumer.recipient();
         Set<EventKey> owned = byOwner.remove(consumerId);
         if (owned == null) {
             return List.of();
         }
         List<EventKey> released = new ArrayList<>();
-        boolean universal = isUniversal(recipient);
+        boolean universal = recipient.isUniversal();
         for (EventKey key : owned) {
-            Map<String, Entry> recipients = entries.get(key);
+            Map<Recipient, Entry> recipients = entries.get(key);
             Entry e = recipients == null ? null : recipients.get(recipient);
             if (e == null || !consumerId.equals(e.owner)) {
                 continue;
             }
             if (e.state == State.HELD) {
                 released.add(key);
+                countHeld(key, -1);
             }
             if (universal) {
                 recipients.remove(recipient);
@@ -117,14 +152,14 @@ final class InFlightTracker {
     }
 
     /** True when the message went to universal consumers and every one still tracked has acked it. */
-    synchronized boolean universalSettled(EventKey key) {
-        Map<String, Entry> recipients = entries.get(key);
+    boolean universalSettled(EventKey key) {
+        Map<Recipient, Entry> recipients = entries.get(key);
         if (recipients == null) {
             return false;
         }
         boolean any = false;
-        for (Map.Entry<String, Entry> r : recipients.entrySet()) {
-            if (isUniversal(r.getKey())) {
+        for (Map.Entry<Recipient, Entry> r : recipients.entrySet()) {
+            if (r.getKey().isUniversal()) {
                 if (r.getValue().state != State.ACKED) {
                     return false;
                 }
@@ -134,69 +169,88 @@ final class InFlightTracker {
         return any;
     }
 
-    synchronized void clearRecipient(EventKey key, String recipient) {
-        Map<String, Entry> recipients = entries.get(key);
+    /** The consumer holding {@code key} for {@code recipient}, if one does (its id). */
+    String owner(EventKey key, Recipient recipient) {
+        Entry e = entry(key, recipient);
+        return e == null ? null : e.owner;
+    }
+
+    void clearRecipient(EventKey key, Recipient recipient) {
+        Map<Recipient, Entry> recipients = entries.get(key);
         if (recipients != null) {
-            unindex(key, recipients.remove(recipient));
+            Entry e = recipients.remove(recipient);
+            forget(key, e);
             if (recipients.isEmpty()) {
                 entries.remove(key);
             }
         }
     }
 
-    synchronized void clearMessage(EventKey key) {
-        Map<String, Entry> recipients = entries.remove(key);
-        if (recipients != null) {
-            recipients.values().forEach(e -> unindex(key, e));
+    /** The message is gone; returns the ids of consumers that held or owned it (to forget its tag). */
+    List<String> clearMessage(EventKey key) {
+        Map<Recipient, Entry> recipients = entries.remove(key);
+        List<String> former = formerOwners.remove(key);
+        if (recipients == null) {
+            return former == null ? List.of() : former;
         }
+        List<String> owners = former == null ? new ArrayList<>(recipients.size()) : former;
+        for (Entry e : recipients.values()) {
+            if (e.owner != null) {
+                owners.add(e.owner);
+            }
+            forget(key, e);
+        }
+        return owners;
     }
 
-    synchronized void clear() {
+    void clear() {
         entries.clear();
         byOwner.clear();
+        deadlines.clear();
+        formerOwners.clear();
+        heldByTopic.clear();
+        held = 0;
     }
 
-    /** Deliveries of one topic held by a consumer and not yet acknowledged. */
-    synchronized int held(long topicHash) {
-        int n = 0;
-        for (Map.Entry<EventKey, Map<String, Entry>> e : entries.entrySet()) {
-            if (e.getKey().topicHash() == topicHash) {
-                for (Entry x : e.getValue().values()) {
-                    if (x.state == State.HELD) {
-                        n++;
-                    }
-                }
-            }
-        }
-        return n;
+    /** Deliveries of one topic held by a consumer and not yet acknowledged (any thread). */
+    int held(long topicHash) {
+        return heldByTopic.getOrDefault(topicHash, 0);
     }
 
-    /** Deliveries currently held by a consumer and not yet acknowledged. */
-    synchronized int held() {
-        int n = 0;
-        for (Map<String, Entry> recipients : entries.values()) {
-            for (Entry e : recipients.values()) {
-                if (e.state == State.HELD) {
-                    n++;
-                }
-            }
-        }
-        return n;
+    /** Deliveries currently held by a consumer and not yet acknowledged (any thread). */
+    int held() {
+        return held;
     }
 
     /** Keys indexed under one consumer (tests: the index must not outgrow what it holds). */
-    synchronized int indexedFor(String consumerId) {
+    int indexedFor(String consumerId) {
         return byOwner.getOrDefault(consumerId, Set.of()).size();
     }
 
-    private void put(EventKey key, String recipient, Entry next) {
-        Entry old = entries.computeIfAbsent(key, k -> new HashMap<>()).put(recipient, next);
+    private void put(EventKey key, Recipient recipient, Entry next) {
+        Entry old = entries.computeIfAbsent(key, k -> new HashMap<>(4)).put(recipient, next);
         if (old != null && old.owner != null && !old.owner.equals(next.owner)) {
             unindex(key, old);
         }
         if (next.owner != null) {
             byOwner.computeIfAbsent(next.owner, o -> new HashSet<>()).add(key);
         }
+        int delta = (next.state == State.HELD ? 1 : 0) - (old != null && old.state == State.HELD ? 1 : 0);
+        if (delta != 0) {
+            countHeld(key, delta);
+        }
+    }
+
+    private void forget(EventKey key, Entry e) {
+        if (e != null && e.state == State.HELD) {
+            countHeld(key, -1);
+        }
+        unindex(key, e);
+    }
+
+    private void countHeld(EventKey key, int delta) {
+        heldByTopic.merge(key.topicHash(), delta, (a, b) -> a + b == 0 ? null : a + b);
+        held += delta;
     }
 
     private void unindex(EventKey key, Entry e) {
@@ -212,12 +266,8 @@ final class InFlightTracker {
         }
     }
 
-    private static boolean isUniversal(String recipient) {
-        return recipient.startsWith("u:");
-    }
-
-    private Entry entry(EventKey key, String recipient) {
-        Map<String, Entry> recipients = entries.get(key);
+    private Entry entry(EventKey key, Recipient recipient) {
+        Map<Recipient, Entry> recipients = entries.get(key);
         return recipients == null ? null : recipients.get(recipient);
     }
 }

@@ -5,6 +5,7 @@ import io.hourglass.core.NotLeaderException;
 import io.hourglass.core.command.ApplyListener;
 import io.hourglass.core.command.ApplyResult;
 import io.hourglass.core.command.Replicator;
+import io.hourglass.core.loop.EventLoop;
 import io.hourglass.core.config.LimitsConfig;
 import io.hourglass.core.config.RoomsConfig;
 import io.hourglass.core.proto.Command;
@@ -57,7 +58,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
     private final Clock clock;
     private final RoomCounters counters = new RoomCounters();
     private final List<RoomObserver> observers = new CopyOnWriteArrayList<>();
-    private final RoomEventLoop loop;
+    private final EventLoop loop;
     private volatile boolean leading;
     /** Engine thread only: the leader role while this node leads, else null. */
     private RoomsLeader leader;
@@ -70,8 +71,8 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         this.store = new RoomStore(store);
         this.replicator = replicator;
         this.clock = clock;
-        this.loop = new RoomEventLoop("hourglass-rooms", clock, config.housekeepingInterval().toMillis(),
-                this::housekeeping);
+        this.loop = new EventLoop("hourglass-rooms", clock, EventLoop.Mode.QUEUED);
+        loop.every(config.housekeepingInterval().toMillis(), this::housekeeping);
     }
 
     /** Starts the engine thread, which also runs housekeeping every {@code rooms.housekeepingInterval}. */

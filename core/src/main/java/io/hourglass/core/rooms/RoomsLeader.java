@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * {@link ReleasePipeline} per live room. Built from the replicated state when this node starts
  * leading and thrown away when it stops; the next leader rebuilds its own, and clients resubscribe.
  *
- * <p>Engine thread only: every method runs on the {@link RoomEventLoop}; proposal callbacks come back
+ * <p>Engine thread only: every method runs on the {@link io.hourglass.core.loop.EventLoop}; proposal callbacks come back
  * through {@code submit}. Deliveries reach sinks only after the release entry was applied here, so a
  * committed release is the proof that this node still led when the message went out.
  */

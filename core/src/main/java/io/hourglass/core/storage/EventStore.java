@@ -203,6 +203,35 @@ public final class EventStore implements AutoCloseable {
                 (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
     }
 
+    /**
+     * Visits, in key order from {@code from}, the messages of one topic hash due at {@code nowMs},
+     * each with the groups that hold a receipt for it, all read from one snapshot in one pass (a
+     * second iterator walks the receipts in step, instead of a point read per message and group).
+     * Returns the due time of the first key after {@code nowMs} (the next one to fall due), or
+     * {@link Long#MAX_VALUE} when none follows or the visitor stopped the scan.
+     */
+    public long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
+        return read((d, snapshot) -> DueRange.scan(d, snapshot, topicHash, from, nowMs, visitor));
+    }
+
+    /** Runs {@code body} over one consistent snapshot of the open database (same package). */
+    <T> T read(java.util.function.BiFunction<Db, Snapshot, T> body) {
+        swap.readLock().lock();
+        Db d = db;
+        Snapshot snapshot = d.rocks.getSnapshot();
+        try {
+            return body.apply(d, snapshot);
+        } finally {
+            d.rocks.releaseSnapshot(snapshot);
+            swap.readLock().unlock();
+        }
+    }
+
+    /** Parses a stored message value (a scan's raw bytes). */
+    public static StoredMessage parseMessage(byte[] value) {
+        return parse(value);
+    }
+
     /** Visits the keys of messages whose expiry time is at or before {@code nowMs}. */
     public void scanExpired(long nowMs, java.util.function.Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();

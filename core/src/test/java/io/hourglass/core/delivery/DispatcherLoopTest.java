@@ -99,4 +99,41 @@ class DispatcherLoopTest {
         assertEquals(List.of(), c.drain());
         assertEquals(true, d.deliveredAtMs() >= d.message().getDueAtMs());
     }
+
+    @Test
+    void aDelayedMessageIsDeliveredByItsDueTimerWithoutThePollInterval() {
+        start(HOUR);
+        var c = f.subscribe("t", "g");
+        await().atMost(Duration.ofSeconds(10)).until(() -> f.engine.metrics().dispatchPasses.sum() >= 1);
+        f.publish("t", 300, 0, "on time");
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 1);
+        Delivery d = c.drain().get(0);
+        assertEquals(true, d.deliveredAtMs() >= d.message().getDueAtMs(), "never early");
+    }
+
+    @Test
+    void aConsumerThatDrainsItsFullBufferGetsMoreWithoutThePollInterval() {
+        DeliveryConfig d = DeliveryConfig.DEFAULTS;
+        f = new DeliveryFixture(dir, new DeliveryConfig(HOUR, 4, d.inFlightTimeout(), d.deleteBatchInterval(),
+                d.deleteBatchMaxKeys(), HOUR), Clock.systemUTC());
+        f.engine.start();
+        var c = f.subscribe("t", "g");
+        f.publish("t", 0, 0, "1", "2", "3", "4", "5", "6", "7", "8", "9", "10");
+        java.util.List<Delivery> got = new java.util.ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            got.addAll(c.drain());
+            return got.size() == 10;
+        });
+    }
+
+    @Test
+    void aConfirmedAckIsReplicatedWithoutWaitingForTheDeleteInterval() {
+        start(Duration.ofMillis(50), HOUR, HOUR);
+        var c = f.subscribe("t", "g");
+        var key = f.publish("t", 0, 0, "m").get(0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 1);
+        var confirmed = f.engine.ack(c.consumer, c.drain().get(0).tag(), true);
+        await().atMost(Duration.ofSeconds(10)).until(confirmed::isDone);
+        assertEquals(true, f.store.message(key).isEmpty());
+    }
 }

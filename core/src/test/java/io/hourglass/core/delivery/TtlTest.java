@@ -64,4 +64,15 @@ class TtlTest {
         assertTrue(f.store.message(expiring).isEmpty());
         assertTrue(f.store.message(lasting).isPresent());
     }
+
+    @Test
+    void theJanitorReadsOnlyWhatExpired() {
+        String[] longLived = new String[5_000];
+        java.util.Arrays.fill(longLived, "lives an hour");
+        f.publish("t", 0, 3_600_000, longLived);
+        f.publish("t", 0, 100, "a", "b", "c");
+        f.advance(java.time.Duration.ofMillis(101));
+        assertEquals(3, f.engine.sweepExpired());
+        assertEquals(3, f.engine.metrics().expiryKeysRead.sum(), "5 000 live TTLs are not visited");
+    }
 }

@@ -97,7 +97,7 @@ class RoomEngineThreadTest {
             engine.start();
             engine.setLeading(true);
             engine.close();
-            RoomEventLoop loop = new RoomEventLoop("t", clock, 10, () -> { });
+            var loop = new io.hourglass.core.loop.EventLoop("t", clock, io.hourglass.core.loop.EventLoop.Mode.QUEUED);
             loop.close();
             CompletionException e = assertThrows(CompletionException.class, () -> loop.call(() -> 1).join());
             assertInstanceOf(UnavailableException.class, e.getCause());

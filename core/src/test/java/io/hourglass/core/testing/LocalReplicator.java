@@ -21,6 +21,7 @@ public final class LocalReplicator implements Replicator {
     private final List<Command> proposed = new ArrayList<>();
     private long index;
     private int failNext;
+    private long stampLagMs;
 
     public LocalReplicator(StateApplier applier, Clock clock) {
         this.applier = applier;
@@ -30,6 +31,14 @@ public final class LocalReplicator implements Replicator {
 
     public synchronized void failNext(int n) {
         failNext = n;
+    }
+
+    /**
+     * Stamps later proposals {@code lag} before the clock's time: a leader stamps a command before
+     * replicating it, so the entry is applied after its stamp (a dispatcher pass may run between).
+     */
+    public synchronized void stampLag(java.time.Duration lag) {
+        stampLagMs = lag.toMillis();
     }
 
     public synchronized List<Command> proposed() {
@@ -42,7 +51,7 @@ public final class LocalReplicator implements Replicator {
             failNext--;
             return CompletableFuture.failedFuture(new UnavailableException("injected failure", null));
         }
-        Command stamped = command.toBuilder().setStampedAtMs(clock.millis()).build();
+        Command stamped = command.toBuilder().setStampedAtMs(clock.millis() - stampLagMs).build();
         proposed.add(stamped);
         return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(1, ++index)).reply());
     }

@@ -1,7 +1,7 @@
 package io.hourglass.server.admin;
 
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
+import static io.hourglass.core.HourglassException.excerpt;
+
 import io.grpc.stub.StreamObserver;
 import io.hourglass.api.v1.AddNodeRequest;
 import io.hourglass.api.v1.AdminGrpc;
@@ -34,6 +34,11 @@ import io.hourglass.api.v1.SnapshotResponse;
 import io.hourglass.api.v1.TopicInfo;
 import io.hourglass.api.v1.TopicStatsRequest;
 import io.hourglass.api.v1.TransferLeaderRequest;
+import io.hourglass.core.AlreadyExistsException;
+import io.hourglass.core.FailedPreconditionException;
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.NotFoundException;
+import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.delivery.Consumer;
@@ -49,21 +54,23 @@ import io.hourglass.core.proto.PurgeTopicCmd;
 import io.hourglass.core.proto.RegisterPeerCmd;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
-import io.hourglass.server.grpc.StatusMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
  * The operator's API. Every call works on any node: replicated reads answer locally; leader-local
  * figures (in flight, consumers) and membership changes are forwarded to the leader, so an
- * operator never has to find it first. Errors: NOT_FOUND for unknown topics/groups/nodes,
- * ALREADY_EXISTS for a member added twice, FAILED_PRECONDITION for removing the leader,
- * UNAVAILABLE without a leader or quorum.
+ * operator never has to find it first. Errors are thrown as domain exceptions and become the call's
+ * status in one place ({@link io.hourglass.server.grpc.ErrorStatusInterceptor}): NOT_FOUND for unknown
+ * topics/groups/messages/nodes, ALREADY_EXISTS for a member added twice, FAILED_PRECONDITION for
+ * removing the leader, UNAVAILABLE without a leader or quorum; a forwarded call answers the leader's
+ * status unchanged.
  */
 public final class AdminService extends AdminGrpc.AdminImplBase implements AutoCloseable {
     private static final Duration FORWARD_DEADLINE = Duration.ofSeconds(30);
@@ -105,11 +112,15 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     @Override
     public void addNode(AddNodeRequest r, StreamObserver<MembershipResponse> out) {
         if (r.getId().isBlank() || r.getHost().isBlank() || r.getRaftPort() <= 0 || r.getGrpcPort() <= 0) {
-            out.onError(invalid("add-node needs ID=HOST:RAFTPORT:GRPCPORT, got " + r.getId() + "=" + r.getHost() + ":"
-                    + r.getRaftPort() + ":" + r.getGrpcPort()));
-            return;
+            throw new InvalidRequestException("add-node needs ID=HOST:RAFTPORT:GRPCPORT, got " + excerpt(r.getId())
+                    + "=" + excerpt(r.getHost()) + ":" + r.getRaftPort() + ":" + r.getGrpcPort());
         }
         leader(out, s -> s.addNode(r), () -> {
+            // Refused before the peer registry changes: re-adding a member must not rewrite its address.
+            // RaftNode checks again against the configuration it changes.
+            if (raft.members().stream().anyMatch(m -> m.id().equals(r.getId()))) {
+                throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
+            }
             replicator.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
                     .setGrpcAddress(r.getHost() + ":" + r.getGrpcPort())).build()).join();
             return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
@@ -120,8 +131,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     public void removeNode(RemoveNodeRequest r, StreamObserver<MembershipResponse> out) {
         leader(out, s -> s.removeNode(r), () -> {
             if (r.getId().equals(raft.nodeId())) {
-                throw Status.FAILED_PRECONDITION.withDescription(r.getId() + " is the leader; move leadership first "
-                        + "(hourglass cluster transfer-leader OTHER_ID), then remove it").asRuntimeException();
+                throw new FailedPreconditionException(r.getId() + " is the leader; move leadership first "
+                        + "(hourglass cluster transfer-leader OTHER_ID), then remove it");
             }
             return membership(raft.removeVoter(r.getId()));
         });
@@ -131,7 +142,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     public void transferLeader(TransferLeaderRequest r, StreamObserver<MembershipResponse> out) {
         leader(out, s -> s.transferLeader(r), () -> {
             if (raft.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
-                throw notFound("no member " + r.getId());
+                throw new NotFoundException("no member " + excerpt(r.getId()));
             }
             if (!r.getId().equals(raft.nodeId())) {
                 raft.transferLeadership(r.getId(), Duration.ofSeconds(20));
@@ -146,8 +157,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         if (!r.getNodeId().isEmpty() && !r.getNodeId().equals(raft.nodeId())) {
             String address = raft.grpcAddressOf(r.getNodeId());
             if (address == null) {
-                out.onError(notFound("no member " + r.getNodeId()));
-                return;
+                throw new NotFoundException("no member " + excerpt(r.getNodeId()));
             }
             answer(out, () -> stub(address).snapshot(r));
             return;
@@ -197,7 +207,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             validator.validateTopic(r.getTopic());
             EventKey key = messageKey(r.getId(), "message id");
             StoredMessage m = store.message(key).filter(s -> s.getTopic().equals(r.getTopic()))
-                    .orElseThrow(() -> notFound("topic " + r.getTopic() + " holds no message " + r.getId()));
+                    .orElseThrow(() -> new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId()));
             MessageInfo.Builder info = MessageInfo.newBuilder().setTopic(m.getTopic()).setProducerId(m.getProducerId())
                     .setMessage(PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
                             .putAllHeaders(m.getHeadersMap()).setEnqueuedAtMs(m.getEnqueuedAtMs())
@@ -221,7 +231,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             CommandReply reply = replicator.propose(Command.newBuilder().setDeleteMessage(DeleteMessageCmd.newBuilder()
                     .setTopic(r.getTopic()).setEventKey(ByteString.copyFrom(key.toBytes()))).build()).join();
             if (reply.getDeletedCount() == 0) {
-                throw notFound("topic " + r.getTopic() + " holds no message " + r.getId());
+                throw new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId());
             }
             return DeleteMessageResponse.getDefaultInstance();
         });
@@ -232,8 +242,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         try {
             return EventKey.fromHex(hex);
         } catch (RuntimeException e) {
-            String shown = hex.length() > 60 ? hex.substring(0, 60) + "…" : hex;
-            throw invalid("not a " + what + " (48 hex digits): '" + shown + "'");
+            throw new InvalidRequestException("not a " + what + " (48 hex digits): '" + excerpt(hex) + "'");
         }
     }
 
@@ -248,7 +257,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             String topic = existingTopic(r.getTopic());
             if (!store.durableGroups(topic).contains(r.getGroup())) {
-                throw notFound("topic " + topic + " has no group '" + r.getGroup() + "'");
+                throw new NotFoundException("topic " + topic + " has no group '" + excerpt(r.getGroup()) + "'");
             }
             replicator.propose(Command.newBuilder().setDeleteGroup(DeleteGroupCmd.newBuilder().setTopic(topic)
                     .setGroup(r.getGroup())).build()).join();
@@ -283,7 +292,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private String existingTopic(String topic) {
         validator.validateTopic(topic);
         if (!topics.exists(topic)) {
-            throw notFound("no topic '" + topic + "' (no stored messages, groups or consumers)");
+            throw new NotFoundException("no topic '" + topic + "' (no stored messages, groups or consumers)");
         }
         return topic;
     }
@@ -296,16 +305,14 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     }
 
     /** Runs here when this node leads, else forwards the same call to the leader. */
-    private <T> void leader(StreamObserver<T> out, Function<AdminGrpc.AdminBlockingStub, T> forward, Callable<T> local) {
+    private <T> void leader(StreamObserver<T> out, Function<AdminGrpc.AdminBlockingStub, T> forward, RaftCall<T> local) {
         if (raft.isLeader()) {
             answer(out, local);
             return;
         }
         String leader = raft.leaderHint();
         if (leader == null) {
-            out.onError(Status.UNAVAILABLE.withDescription("no leader right now: the cluster may have no quorum")
-                    .asRuntimeException());
-            return;
+            throw new UnavailableException("no leader right now: the cluster may have no quorum", null);
         }
         answer(out, () -> forward.apply(stub(leader)));
     }
@@ -315,25 +322,25 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 .withDeadlineAfter(FORWARD_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private static <T> void answer(StreamObserver<T> out, Callable<T> call) {
+    /**
+     * Answers with what {@code call} returns. What it throws escapes to the interceptor that maps it;
+     * Raft's checked IOException (a local fault, not the request's) escapes unchecked, as INTERNAL.
+     */
+    private static <T> void answer(StreamObserver<T> out, RaftCall<T> call) {
+        T reply;
         try {
-            out.onNext(call.call());
-            out.onCompleted();
-        } catch (IllegalArgumentException e) {
-            boolean duplicate = e.getMessage() != null && e.getMessage().contains("already a member");
-            out.onError((duplicate ? Status.ALREADY_EXISTS : Status.NOT_FOUND).withDescription(e.getMessage())
-                    .asRuntimeException());
-        } catch (Exception e) {
-            out.onError(StatusMapper.toStatus(e));
+            reply = call.call();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
+        out.onNext(reply);
+        out.onCompleted();
     }
 
-    private static StatusRuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
-    }
-
-    private static StatusRuntimeException notFound(String message) {
-        return Status.NOT_FOUND.withDescription(message).asRuntimeException();
+    /** A call that may meet Raft's checked {@link IOException}. */
+    @FunctionalInterface
+    private interface RaftCall<T> {
+        T call() throws IOException;
     }
 
     @Override

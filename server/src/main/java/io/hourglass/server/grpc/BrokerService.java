@@ -47,16 +47,10 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
         this.metrics = metrics;
     }
 
+    /** A batch refused at once throws (its status is mapped by {@link ErrorStatusInterceptor}). */
     @Override
     public void publish(PublishRequest request, StreamObserver<PublishResponse> out) {
-        CompletableFuture<PublishResponse> result;
-        try {
-            result = publishBatch(request);
-        } catch (RuntimeException e) {
-            out.onError(StatusMapper.toStatus(e));
-            return;
-        }
-        result.whenComplete((response, error) -> {
+        publishBatch(request).whenComplete((response, error) -> {
             if (error != null) {
                 out.onError(StatusMapper.toStatus(error));
             } else {

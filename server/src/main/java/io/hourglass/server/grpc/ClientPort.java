@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The client gRPC port's transport settings ({@link GrpcConfig}): a bounded executor for every call,
  * a cap on concurrent streams per connection, keepalive in both directions and an idle-connection
- * limit, and bounded status descriptions on every reply ({@link BoundedStatusInterceptor}).
+ * limit; a domain exception a unary handler throws becomes its status ({@link ErrorStatusInterceptor}),
+ * and every reply's status description is bounded ({@link BoundedStatusInterceptor}).
  * Services are added by the composition root.
  */
 public final class ClientPort {
@@ -31,6 +32,8 @@ public final class ClientPort {
                 .permitKeepAliveTime(config.permitKeepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .maxConnectionIdle(config.maxConnectionIdle().toMillis(), TimeUnit.MILLISECONDS)
+                // The last interceptor added runs first: bounding wraps the call the mapping closes.
+                .intercept(new ErrorStatusInterceptor())
                 .intercept(new BoundedStatusInterceptor());
     }
 }

@@ -163,17 +163,13 @@ public final class RoomsService extends RoomsGrpc.RoomsImplBase {
         sessions.forEach(s -> s.shutdown(reason));
     }
 
-    /** Runs the call; a request refused at once or a failed future becomes the call's status. */
+    /**
+     * Runs the call; a failed future becomes the call's status. A request refused at once throws, on
+     * the handler's thread, and {@link ErrorStatusInterceptor} maps it.
+     */
     private static <T, R> void answer(StreamObserver<R> out, Supplier<CompletableFuture<T>> call,
                                       Function<T, R> toResponse) {
-        CompletableFuture<T> result;
-        try {
-            result = call.get();
-        } catch (RuntimeException e) {
-            out.onError(StatusMapper.toStatus(e));
-            return;
-        }
-        result.whenComplete((value, error) -> {
+        call.get().whenComplete((value, error) -> {
             if (error != null) {
                 out.onError(StatusMapper.toStatus(error));
                 return;

@@ -3,7 +3,10 @@ package io.hourglass.server.grpc;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.hourglass.core.AlreadyExistsException;
+import io.hourglass.core.FailedPreconditionException;
 import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.NotFoundException;
 import io.hourglass.core.NotLeaderException;
 import io.hourglass.core.UnavailableException;
 import java.util.concurrent.CompletionException;
@@ -27,6 +30,15 @@ public final class StatusMapper {
     private StatusMapper() {
     }
 
+    /**
+     * The status a client sees for {@code error}, unwrapped from completion wrappers: a status as it
+     * is; {@link InvalidRequestException} (and {@link IllegalArgumentException}) INVALID_ARGUMENT;
+     * {@link NotFoundException} NOT_FOUND; {@link AlreadyExistsException} ALREADY_EXISTS;
+     * {@link FailedPreconditionException} FAILED_PRECONDITION; {@link NotLeaderException} UNAVAILABLE
+     * with the leader trailer; {@link UnavailableException} UNAVAILABLE; anything else INTERNAL, logged.
+     * The description is the exception's message; it is bounded when the call closes
+     * ({@link BoundedStatusInterceptor}).
+     */
     public static StatusRuntimeException toStatus(Throwable error) {
         Throwable e = unwrap(error);
         if (e instanceof StatusRuntimeException sre) {
@@ -34,6 +46,15 @@ public final class StatusMapper {
         }
         if (e instanceof InvalidRequestException || e instanceof IllegalArgumentException) {
             return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof NotFoundException) {
+            return Status.NOT_FOUND.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof AlreadyExistsException) {
+            return Status.ALREADY_EXISTS.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (e instanceof FailedPreconditionException) {
+            return Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
         }
         if (e instanceof NotLeaderException nle) {
             return unavailable(nle.getMessage(), nle.leaderHint().orElse(null));

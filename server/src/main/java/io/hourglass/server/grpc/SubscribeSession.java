@@ -126,7 +126,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             return;
         }
         try {
-            var committed = engine.ack(c, tag);
+            var committed = engine.ack(c, tag, confirm);
             if (confirm) {
                 committed.whenComplete((v, error) -> {
                     if (error == null) {

@@ -138,6 +138,42 @@ class AdminServiceTest {
     }
 
     @Test
+    void membershipRefusalsAreTypedOnTheLeaderAndThroughAFollower() throws Exception {
+        TestNode leader = cluster.awaitLeader();
+        TestNode follower = cluster.followers().get(0);
+        ManagedChannel direct = ManagedChannelBuilder.forTarget(leader.target()).usePlaintext().build();
+        try {
+            for (AdminGrpc.AdminBlockingStub stub : List.of(admin(),
+                    AdminGrpc.newBlockingStub(direct).withDeadlineAfter(60, TimeUnit.SECONDS))) {
+                String registered = leader.node().raft().grpcAddressOf(follower.id());
+                var existing = cluster.settingsOf(follower);
+                StatusRuntimeException twice = assertThrows(StatusRuntimeException.class, () -> stub.addNode(
+                        AddNodeRequest.newBuilder().setId(follower.id()).setHost("127.0.0.1")
+                                .setRaftPort(Integer.parseInt(existing.get("raft.port")))
+                                .setGrpcPort(TestNode.freePort()).build()));
+                assertEquals(Status.Code.ALREADY_EXISTS, twice.getStatus().getCode(), twice::toString);
+                assertEquals(follower.id() + " is already a member of the cluster", twice.getStatus().getDescription());
+                assertEquals(registered, leader.node().raft().grpcAddressOf(follower.id()),
+                        "a refused add leaves the member's client address alone");
+
+                StatusRuntimeException unknown = assertThrows(StatusRuntimeException.class,
+                        () -> stub.removeNode(RemoveNodeRequest.newBuilder().setId("n9").build()));
+                assertEquals(Status.Code.NOT_FOUND, unknown.getStatus().getCode(), unknown::toString);
+                assertEquals("n9 is not a member of the cluster", unknown.getStatus().getDescription());
+
+                StatusRuntimeException huge = assertThrows(StatusRuntimeException.class,
+                        () -> stub.removeNode(RemoveNodeRequest.newBuilder().setId("n".repeat(100_000)).build()));
+                assertEquals(Status.Code.NOT_FOUND, huge.getStatus().getCode(), huge::toString);
+                assertTrue(huge.getStatus().getDescription().length() < 150, "quotes a short prefix of the id only: "
+                        + huge.getStatus().getDescription());
+            }
+            assertEquals(3, leader.node().raft().members().size(), "no refusal changed the configuration");
+        } finally {
+            direct.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void snapshotAndLeadershipTransfer() {
         var snap = admin().snapshot(SnapshotRequest.newBuilder().setNodeId(cluster.followers().get(1).id()).build());
         assertEquals(cluster.followers().get(1).id(), snap.getNodeId());

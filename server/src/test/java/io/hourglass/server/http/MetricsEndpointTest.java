@@ -65,6 +65,8 @@ class MetricsEndpointTest {
             assertTrue(value(node, "hourglass_delivery_lateness_seconds_count{topic=\"metered\"}") >= 20);
             assertTrue(value(node, "hourglass_raft_propose_latency_seconds_count") >= 2);
             assertTrue(value(node, "hourglass_raft_applied_index") > 0);
+            assertEquals(1.0, value(node, "hourglass_publish_requests_total"), "one publish request");
+            assertEquals(1.0, value(node, "hourglass_publish_entries_total"), "in one log entry");
         }
     }
 }
