@@ -7,8 +7,8 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -16,6 +16,7 @@ import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotInfo;
@@ -37,7 +38,14 @@ import org.slf4j.LoggerFactory;
  * applied and the log before it can be purged.
  *
  * <p>Time: the leader stamps {@code stamped_at_ms} in {@link #startTransaction}; apply never reads
- * a clock. A malformed entry throws from apply, which stops the server instead of diverging.
+ * a clock.
+ *
+ * <p>Failure: an entry that cannot be applied (malformed, or the store failed) and a store flush
+ * that fails trip the node's {@link FailStop} once, which stops the server instead of letting the
+ * node diverge; from then on every apply fails at once and no snapshot is taken.
+ *
+ * <p>Leadership: Ratis' callbacks go to the node's {@link LeadershipNotifier}, leader-ready with
+ * the term of the entry whose apply made this leader ready.
  */
 public final class HourglassStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(HourglassStateMachine.class);
@@ -45,21 +53,24 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private final StateApplier applier;
     private final Clock clock;
     private final int maxEntryBytes;
-    private final Consumer<Boolean> leadership;
+    private final LeadershipNotifier leadership;
     private final CheckpointSource checkpoints;
+    private final FailStop failStop;
+    /**
+     * The last configuration entry applied (apply thread). A new leader is ready once it applied
+     * its first entry, a configuration entry; Ratis reports it just before leader-ready.
+     */
+    private volatile TermIndex lastConfiguration;
     /** A downloaded checkpoint that {@link #reinitialize()} swaps in; set by the install, read by Ratis' reload. */
     private volatile java.nio.file.Path pendingCheckpoint;
     private volatile long lastStamp;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong snapshotsInstalled = new java.util.concurrent.atomic.AtomicLong();
 
-    /**
-     * @param leadership told {@code true} once this node leads and has applied everything committed
-     *                   before its term, {@code false} when it stops leading
-     */
-    public HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, Consumer<Boolean> leadership,
-                                 CheckpointSource checkpoints) {
+    HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, LeadershipNotifier leadership,
+                          CheckpointSource checkpoints, FailStop failStop) {
         this.checkpoints = checkpoints;
+        this.failStop = failStop;
         this.applier = applier;
         this.clock = clock;
         this.maxEntryBytes = maxEntryBytes;
@@ -99,7 +110,12 @@ public final class HourglassStateMachine extends BaseStateMachine {
         lc.transition(LifeCycle.State.STARTING);
         java.nio.file.Path checkpoint = pendingCheckpoint;
         if (checkpoint != null) {
-            applier.store().restoreFrom(checkpoint);
+            try {
+                applier.store().restoreFrom(checkpoint);
+            } catch (RuntimeException e) {
+                failStop.trip("installing the checkpoint " + checkpoint, e);
+                throw new IOException("cannot install the checkpoint " + checkpoint, e);
+            }
             pendingCheckpoint = null;
             snapshotsInstalled.incrementAndGet();
         }
@@ -113,9 +129,21 @@ public final class HourglassStateMachine extends BaseStateMachine {
         return applied.index() < 0 ? null : new DbSnapshot(TermIndex.valueOf(applied.term(), applied.index()));
     }
 
+    /**
+     * Flushes the store. After a store failure (or when this one fails) nothing is flushed and no
+     * snapshot reported, so Ratis purges no log and, at a stop, goes on closing.
+     */
     @Override
     public long takeSnapshot() {
-        applier.store().flush();
+        if (failStop.tripped()) {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        try {
+            applier.store().flush();
+        } catch (RuntimeException e) {
+            failStop.trip("snapshot (store flush)", e);
+            return RaftLog.INVALID_LOG_INDEX;
+        }
         io.hourglass.core.storage.TermIndex applied = applier.store().appliedIndex();
         snapshotsTaken.incrementAndGet();
         LOG.info("{}: snapshot taken at {} (the store flushed; no files)", getId(), applied);
@@ -157,15 +185,20 @@ public final class HourglassStateMachine extends BaseStateMachine {
             throw new IllegalStateException("apply while the state machine is " + state);
         }
         LogEntryProto entry = trx.getLogEntry();
-        Command command;
-        try {
-            command = parse(entry.getStateMachineLogEntry().getLogData());
-        } catch (IOException e) {
-            throw new IllegalStateException("entry " + entry.getIndex() + " is not a Hourglass command", e);
+        if (failStop.tripped()) {
+            return CompletableFuture.failedFuture(new StoreFailedException("entry " + entry.getIndex()
+                    + " not applied: the store of this node failed, the node is stopping"));
         }
-        var result = applier.apply(command, new io.hourglass.core.storage.TermIndex(entry.getTerm(), entry.getIndex()));
-        updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
-        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result.reply().toByteArray())));
+        try {
+            Command command = parse(entry.getStateMachineLogEntry().getLogData());
+            var result = applier.apply(command, new io.hourglass.core.storage.TermIndex(entry.getTerm(), entry.getIndex()));
+            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result.reply().toByteArray())));
+        } catch (IOException | RuntimeException e) {
+            failStop.trip("applying entry " + entry.getTerm() + ":" + entry.getIndex(), e);
+            return CompletableFuture.failedFuture(new StoreFailedException("entry " + entry.getIndex()
+                    + " not applied: " + e.getMessage()));
+        }
     }
 
     private static Command parse(ByteString bytes) throws IOException {
@@ -182,19 +215,46 @@ public final class HourglassStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeaderId) {
-        if (!member.getPeerId().equals(newLeaderId)) {
-            leadership.accept(false);
-        }
+        leadership.leaderChanged(currentTerm(), newLeaderId.toString());
     }
 
     @Override
     public void notifyNotLeader(java.util.Collection<TransactionContext> pending) {
-        leadership.accept(false);
+        leadership.steppedDown(currentTerm());
     }
 
     @Override
+    public void notifyConfigurationChanged(long term, long index, RaftConfigurationProto configuration) {
+        lastConfiguration = TermIndex.valueOf(term, index);
+    }
+
+    /**
+     * Apply thread, right after the new leader's first entry — a configuration entry of its term —
+     * was applied; every entry before it is in the store. That entry counts as applied here
+     * already (Ratis records it a moment later), so a listener that asks sees the term applied.
+     */
+    @Override
     public void notifyLeaderReady() {
-        leadership.accept(true);
+        TermIndex first = lastConfiguration;
+        if (first == null) {
+            leadership.ready(currentTerm()); // cannot happen: Ratis applies the entry first
+            return;
+        }
+        updateLastAppliedTermIndex(first.getTerm(), first.getIndex());
+        leadership.ready(first.getTerm());
+    }
+
+    /**
+     * Ratis' current term, read in its leadership callbacks; -1 when the division is gone. Does not
+     * wait: Ratis completes the division before starting it, and it calls back only once started.
+     */
+    private long currentTerm() {
+        try {
+            RaftServer server = getServer().getNow(null);
+            return server == null ? -1 : server.getDivision(getGroupId()).getInfo().getCurrentTerm();
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     /**

@@ -24,7 +24,8 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * How a node's commands reach the Raft log: straight into its own division while it leads, else
- * through the Raft client to the leader; replies and failures translated into core exceptions.
+ * through the Raft client to the leader; replies and failures translated into core exceptions;
+ * the time each successful one took reported to a {@link ProposalObserver}.
  * Thread-safe: every field is final or atomic.
  */
 final class Proposer {
@@ -34,18 +35,20 @@ final class Proposer {
     private final int maxEntryBytes;
     private final Duration requestTimeout;
     private final Function<String, String> grpcAddressOf;
+    private final ProposalObserver observer;
     /** The client id of proposals this node hands to its own division while it leads. */
     private final ClientId directClientId = ClientId.randomId();
     private final AtomicLong directCallIds = new AtomicLong();
 
     Proposer(RaftServer server, RaftClient client, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
-             Function<String, String> grpcAddressOf) {
+             Function<String, String> grpcAddressOf, ProposalObserver observer) {
         this.server = server;
         this.client = client;
         this.selfId = selfId;
         this.maxEntryBytes = maxEntryBytes;
         this.requestTimeout = requestTimeout;
         this.grpcAddressOf = grpcAddressOf;
+        this.observer = observer;
     }
 
     /**
@@ -53,6 +56,7 @@ final class Proposer {
      * when the state machine refuses a request, so nothing malformed may ever reach it.
      */
     CompletableFuture<CommandReply> propose(Command command, boolean leads) {
+        long start = System.nanoTime();
         if (command.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
             return CompletableFuture.failedFuture(new InvalidRequestException("a command must have a body"));
         }
@@ -75,7 +79,9 @@ final class Proposer {
                     if (!reply.isSuccess()) {
                         throw translate(reply.getException());
                     }
-                    return parseReply(reply);
+                    CommandReply parsed = parseReply(reply);
+                    observer.committed(System.nanoTime() - start);
+                    return parsed;
                 });
     }
 
@@ -117,6 +123,9 @@ final class Proposer {
         Throwable e = error;
         while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
             e = e.getCause();
+        }
+        if (e instanceof StateMachineException sme && sme.getCause() instanceof StoreFailedException failed) {
+            return new UnavailableException(failed.getMessage(), failed);
         }
         if (e instanceof StateMachineException sme) {
             return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());

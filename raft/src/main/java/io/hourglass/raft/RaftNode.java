@@ -2,40 +2,42 @@ package io.hourglass.raft;
 
 import io.hourglass.core.AlreadyExistsException;
 import io.hourglass.core.HourglassException;
-import io.hourglass.core.NotFoundException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
+import io.hourglass.core.storage.EventStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.exceptions.StateMachineException;
-import org.apache.ratis.retry.ExceptionDependentRetry;
 import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +47,20 @@ import org.slf4j.LoggerFactory;
  * {@link HourglassStateMachine}, and a Ratis client through which this node proposes commands
  * ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
  *
- * <p>Leadership reaches the listener only once this node leads <em>and</em> has applied every
- * entry committed before its term, so the dispatcher never works from a stale store.
+ * <pre>
+ *   Ratis callbacks ──▶ HourglassStateMachine ──▶ LeadershipNotifier ──▶ LeadershipListeners
+ *   (any thread)         (term of each signal)     (one thread, stale      (in epoch order)
+ *                                                   signals dropped)
+ *   propose ──▶ Proposer ──▶ own division while leading, else the Raft client
+ *   store failure ──▶ FailStop ──▶ Raft server closed once, failure listeners told
+ * </pre>
+ *
+ * <p>Leadership reaches the listeners as {@link Leadership} changes, the leading one only once
+ * this node leads <em>and</em> has applied the first entry of its term, so the dispatcher never
+ * works from a stale store. {@link #isLeader()} is the last change published. Membership changes
+ * are in {@link Membership}, status and lease in {@link GroupView}.
+ *
+ * <p>Lifecycle: construct, register listeners, {@link #start()}, {@link #close()}.
  */
 public final class RaftNode implements Replicator, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
@@ -55,7 +69,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
             RaftGroupId.valueOf(UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(StandardCharsets.UTF_8)));
 
     /** Committed entries a follower may still have to apply and count as caught up. */
-    static final long READY_MAX_LAG = 100;
+    static final long READY_MAX_LAG = GroupView.READY_MAX_LAG;
 
     private final RaftConfig config;
     private final RaftPeerId selfId;
@@ -63,29 +77,29 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final RaftServer server;
     private final RaftClient client;
     private final HourglassStateMachine stateMachine;
-    private final Consumer<Boolean> leadershipListener;
-    private final ExecutorService leadershipExecutor;
-    private final int maxEntryBytes;
     private final RaftProperties properties;
-    private final io.hourglass.core.storage.EventStore store;
+    private final EventStore store;
     private final CheckpointServer checkpointServer;
-    private volatile boolean leaderReady;
-    private final java.util.concurrent.atomic.AtomicLong leaderChanges = new java.util.concurrent.atomic.AtomicLong();
+    private final LeadershipNotifier leadership;
+    private final FailStop failStop;
+    private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean closing = new AtomicBoolean();
     private final FollowerWatch followerWatch;
     private final Proposer proposer;
-    private final java.util.concurrent.ScheduledExecutorService watchExecutor;
+    private final Membership membership;
+    private final GroupView view;
+    private final ScheduledExecutorService watchExecutor;
 
+    /**
+     * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
+     * @param proposals     told how long each successful proposal took (metrics)
+     */
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
-                    int maxEntryBytes, Consumer<Boolean> leadershipListener) throws IOException {
+                    int maxEntryBytes, ProposalObserver proposals) throws IOException {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
-        this.leadershipListener = leadershipListener;
-        this.maxEntryBytes = maxEntryBytes;
-        this.leadershipExecutor = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-leadership-" + config.nodeId());
-            t.setDaemon(true);
-            return t;
-        });
+        this.leadership = new LeadershipNotifier(config.nodeId());
+        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
         this.watchExecutor = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "hourglass-follower-watch-" + config.nodeId());
@@ -101,20 +115,18 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf);
-        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, this::onLeadership, checkpoints);
-        RaftProperties props = properties(config, maxEntryBytes);
-        this.properties = props;
-        org.apache.ratis.conf.Parameters parameters = new org.apache.ratis.conf.Parameters();
+        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop);
+        this.properties = RatisSettings.properties(config, maxEntryBytes);
+        Parameters parameters = new Parameters();
         // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
         // exactly as reachable, and as protected, as replication itself.
         GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) ->
-                types.contains(org.apache.ratis.grpc.server.GrpcServices.Type.SERVER)
-                        ? builder.addService(checkpointServer.definition()) : builder);
+                types.contains(GrpcServices.Type.SERVER) ? builder.addService(checkpointServer.definition()) : builder);
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
                 .setGroup(config.join() ? null : group)
-                .setProperties(props)
+                .setProperties(properties)
                 .setParameters(parameters)
                 .setStateMachine(stateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
@@ -123,46 +135,26 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(group)
                 .setLeaderId(peers.size() == 1 ? selfId : null)
-                .setProperties(props)
-                .setRetryPolicy(retryPolicy(config))
+                .setProperties(properties)
+                .setRetryPolicy(RatisSettings.retryPolicy(config))
                 .build();
-        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf);
+        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
+                proposals);
+        this.membership = new Membership(config.nodeId(), server, client);
+        this.view = new GroupView(config, server);
+    }
+
+    /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
+    public void addLeadershipListener(LeadershipListener listener) {
+        leadership.addListener(listener);
     }
 
     /**
-     * Bounded and sleeping (Ratis' default retries forever without sleeping); a refusal by the
-     * state machine is final, retrying it cannot help.
+     * Registers what to do once this node stopped its Raft server after a store failure (see
+     * {@link FailStop}); called on the thread that stopped it, after the stop.
      */
-    private static RetryPolicy retryPolicy(RaftConfig config) {
-        RetryPolicy transientFailures = RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                Math.max(1, (int) (config.requestTimeout().toMillis() / 200)),
-                TimeDuration.valueOf(200, TimeUnit.MILLISECONDS));
-        return ExceptionDependentRetry.newBuilder()
-                .setExceptionToPolicy(StateMachineException.class, RetryPolicies.noRetry())
-                .setDefaultPolicy(transientFailures)
-                .build();
-    }
-
-    private static RaftProperties properties(RaftConfig config, int maxEntryBytes) {
-        RaftProperties p = new RaftProperties();
-        RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
-        GrpcConfigKeys.Server.setPort(p, config.raftPort());
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(config.electionTimeoutMin().toMillis(), TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(config.electionTimeoutMax().toMillis(), TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());
-        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-        RaftServerConfigKeys.Log.setPurgeGap(p, config.purgeGap());
-        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
-        // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
-        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
-        SizeInBytes entryLimit = SizeInBytes.valueOf(Math.max(4 << 20, maxEntryBytes * 2L));
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, entryLimit);
-        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(entryLimit.getSize() + (1 << 20)));
-        GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf(entryLimit.getSize() + (2 << 20)));
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS));
-        return p;
+    public void addFailureListener(Consumer<Throwable> listener) {
+        failureListeners.add(listener);
     }
 
     public void start() throws IOException {
@@ -171,6 +163,34 @@ public final class RaftNode implements Replicator, AutoCloseable {
         watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
+    }
+
+    /**
+     * The fail-stop thread: the store failed, so the Raft server stops (unless a close already does),
+     * and the client, whose pending requests would retry against it, too.
+     */
+    private void stopAfterFailure(Throwable cause) {
+        if (!closing.get()) {
+            try {
+                server.close();
+                client.close();
+                LOG.info("{}: raft server stopped after the store failure", config.nodeId());
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("{}: stopping the raft server after the store failure: {}", config.nodeId(), e.toString());
+            }
+        }
+        for (Consumer<Throwable> listener : failureListeners) {
+            try {
+                listener.accept(cause);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: failure listener {} failed", config.nodeId(), listener, e);
+            }
+        }
+    }
+
+    /** The store failure that stopped this node, if one did. */
+    public Optional<Throwable> failure() {
+        return failStop.cause();
     }
 
     /** One look at the followers' progress (the watch thread); a follower has nothing to watch. */
@@ -191,100 +211,40 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * Followers that have stopped catching up (see {@link FollowerWatch}); empty unless this node
      * leads.
      */
-    public java.util.Set<String> stalledFollowers() {
+    public Set<String> stalledFollowers() {
         return followerWatch.stalled();
     }
 
-    /** Leadership events come on Ratis threads; handle them in order on our own thread. */
-    private void onLeadership(boolean leads) {
-        leaderChanges.incrementAndGet();
-        if (leadershipExecutor.isShutdown()) {
-            return; // closing: Ratis reports the step-down after we stopped listening
-        }
-        try {
-            leadershipExecutor.execute(() -> handleLeadership(leads));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            LOG.debug("{}: leadership event after close ignored", config.nodeId());
-        }
-    }
-
-    private void handleLeadership(boolean leads) {
-        {
-            if (!leads) {
-                if (leaderReady) {
-                    LOG.info("{}: lost leadership", config.nodeId());
-                }
-                leaderReady = false;
-                leadershipListener.accept(false);
-                return;
-            }
-            try {
-                var division = server.getDivision(GROUP_ID);
-                long committed = division.getRaftLog().getLastCommittedIndex();
-                while (stateMachine.getLastAppliedTermIndex().getIndex() < committed) {
-                    if (!division.getInfo().isLeader()) {
-                        return;
-                    }
-                    TimeUnit.MILLISECONDS.sleep(5); // apply catches up within a few ms; no event exposes it
-                }
-                if (division.getInfo().isLeader()) {
-                    leaderReady = true;
-                    LOG.info("{}: leading at term {} from applied {}", config.nodeId(),
-                            division.getInfo().getCurrentTerm(), stateMachine.getLastAppliedTermIndex());
-                    leadershipListener.accept(true);
-                }
-            } catch (IOException e) {
-                LOG.error("{}: cannot read the division after becoming leader", config.nodeId(), e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+    /** The last leadership change published to the listeners. */
+    public Leadership leadership() {
+        return leadership.current();
     }
 
     @Override
     public boolean isLeader() {
-        return leaderReady;
+        return leadership.current().leading();
     }
 
-    /** Proposes a command (see {@link Proposer}). */
+    /** Proposes a command (see {@link Proposer}); refused at once after a store failure. */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
-        return proposer.propose(command, leaderReady);
+        if (failStop.tripped()) {
+            return CompletableFuture.failedFuture(new UnavailableException("node " + config.nodeId()
+                    + " stopped after its store failed", failStop.cause().orElse(null)));
+        }
+        return proposer.propose(command, isLeader());
     }
 
     @Override
     public String leaderHint() {
-        try {
-            RaftPeerId leader = server.getDivision(GROUP_ID).getInfo().getLeaderId();
-            return leader == null ? null : grpcAddressOf(leader.toString());
-        } catch (IOException e) {
-            return null;
-        }
+        RaftPeerId leader = view.leaderId();
+        return leader == null ? null : grpcAddressOf(leader.toString());
     }
 
-    /**
-     * A leader's lease: a majority (counting itself) answered within 90% of the minimum election
-     * timeout. Each of them received an append after that answer's send time, which restarted its
-     * election timer, so none can have started an election yet and no other leader can exist. The
-     * 10% absorbs clock-rate differences.
-     */
+    /** See {@link GroupView#holdsLease()}; never while this node is not ready to lead. */
     @Override
     public boolean holdsLease() {
-        if (!leaderReady) {
-            return false;
-        }
-        try {
-            var info = server.getDivision(GROUP_ID).getInfo();
-            if (!info.isLeader()) {
-                return false;
-            }
-            var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
-            long bound = config.electionTimeoutMin().toMillis() * 9 / 10;
-            long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < bound).count();
-            return (fresh + 1) * 2 > followers.size() + 1;
-        } catch (IOException e) {
-            return false;
-        }
+        return isLeader() && view.holdsLease();
     }
 
     /**
@@ -293,46 +253,19 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * all but at most {@link #READY_MAX_LAG} of the entries it knows to be committed.
      */
     public boolean hasLeader() {
-        try {
-            var division = server.getDivision(GROUP_ID);
-            var info = division.getInfo();
-            if (info.isLeader()) {
-                return leaderReady;
-            }
-            return info.getLeaderId() != null
-                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG
-                    && leaderContactMs(info) < config.followerStallTimeout().toMillis();
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    /**
-     * How long ago this follower last heard from its leader: a follower the leader stopped sending
-     * to (a dead log appender, a partition) must not call itself ready on an old commit index.
-     */
-    private static long leaderContactMs(org.apache.ratis.server.DivisionInfo info) {
-        var role = info.getRoleInfoProto();
-        return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
-                ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : 0;
+        return view.ready(isLeader());
     }
 
     /**
      * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
      * or fails after {@code timeout}.
      */
-    public void transferLeadership(String peerId, java.time.Duration timeout) throws IOException {
-        // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
-        // non-leader answers DIFFERENT_LEADER instead of passing the request on.
-        RaftPeerId leader = server.getDivision(GROUP_ID).getInfo().getLeaderId();
-        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
-        }
+    public void transferLeadership(String peerId, Duration timeout) throws IOException {
+        membership.transferLeadership(peerId, timeout);
     }
 
     /** Asks this node's state machine to take a snapshot now; returns its index. */
-    public long snapshotNow(java.time.Duration timeout) throws IOException {
+    public long snapshotNow(Duration timeout) throws IOException {
         RaftClientReply reply = client.getSnapshotManagementApi(selfId).create(timeout.toMillis());
         if (!reply.isSuccess()) {
             throw new IOException("snapshot failed: " + reply.getException());
@@ -340,40 +273,18 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return reply.getLogIndex();
     }
 
-    /** Leadership events this node has seen (elections it won or lost, leaders it learned of). */
+    /** Leadership changes this node has published (elections it won or lost, leaders it learned of). */
     public long leaderChanges() {
-        return leaderChanges.get();
+        return leadership.current().epoch();
     }
 
     /** A point-in-time view of this node's Raft state, for status and metrics. */
     public record Status(String nodeId, String role, String leaderId, long term, long commitIndex, long appliedIndex,
-                         java.util.Map<String, Long> followerMatchIndex, java.util.Map<String, Long> followerLastContactMs) {
+                         Map<String, Long> followerMatchIndex, Map<String, Long> followerLastContactMs) {
     }
 
     public Status status() {
-        try {
-            var division = server.getDivision(GROUP_ID);
-            var info = division.getInfo();
-            java.util.Map<String, Long> match = new java.util.TreeMap<>();
-            java.util.Map<String, Long> contact = new java.util.TreeMap<>();
-            if (info.isLeader()) {
-                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
-                long[] indices = info.getFollowerMatchIndices();
-                for (int i = 0; i < followers.size(); i++) {
-                    String id = followers.get(i).getId().getId().toStringUtf8();
-                    contact.put(id, followers.get(i).getLastRpcElapsedTimeMs());
-                    if (i < indices.length) {
-                        match.put(id, indices[i]);
-                    }
-                }
-            }
-            RaftPeerId leader = info.getLeaderId();
-            return new Status(config.nodeId(), info.getCurrentRole().name(), leader == null ? null : leader.toString(),
-                    info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex(), info.getLastAppliedIndex(),
-                    match, contact);
-        } catch (IOException e) {
-            return new Status(config.nodeId(), "UNKNOWN", null, -1, -1, -1, java.util.Map.of(), java.util.Map.of());
-        }
+        return view.status();
     }
 
     /**
@@ -385,14 +296,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .map(RaftConfig.Peer::grpcAddress).findFirst().orElse(null));
     }
 
-    /** A member's Raft {@code host:port} from the current configuration, or null if it is none. */
     private String raftAddressOf(String peerId) {
-        try {
-            return currentPeers().stream().filter(p -> p.getId().toString().equals(peerId))
-                    .map(RaftPeer::getAddress).findFirst().orElse(null);
-        } catch (IOException e) {
-            return null;
-        }
+        return membership.raftAddressOf(peerId);
     }
 
     /** Checkpoint chunks this node has sent to followers (tests, metrics). */
@@ -406,11 +311,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** The voters of the current configuration. */
     public List<Member> members() throws IOException {
-        return currentPeers().stream().map(p -> new Member(p.getId().toString(), p.getAddress())).toList();
+        return membership.members();
     }
 
     private List<RaftPeer> currentPeers() throws IOException {
-        return List.copyOf(server.getDivision(GROUP_ID).getRaftConf().getCurrentPeers());
+        return membership.currentPeers();
     }
 
     /**
@@ -446,20 +351,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
     public List<Member> removeVoter(String id) throws IOException {
-        List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
-        if (!peers.removeIf(p -> p.getId().toString().equals(id))) {
-            throw new NotFoundException(HourglassException.excerpt(id) + " is not a member of the cluster");
-        }
-        return setVoters(peers);
+        return membership.removeVoter(id);
     }
 
     private List<Member> setVoters(List<RaftPeer> peers) throws IOException {
-        RaftClientReply reply = client.admin().setConfiguration(peers);
-        if (!reply.isSuccess()) {
-            throw new IOException("configuration change failed: " + reply.getException());
-        }
-        LOG.info("{}: voters are now {}", config.nodeId(), peers);
-        return peers.stream().map(p -> new Member(p.getId().toString(), p.getAddress())).toList();
+        return membership.setVoters(peers);
     }
 
     public String nodeId() {
@@ -474,15 +370,22 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return stateMachine;
     }
 
+    /**
+     * Stops the Raft server; the listeners then hear, after every earlier change, that this node
+     * no longer leads.
+     */
     @Override
     public void close() throws IOException {
-        leaderReady = false;
-        leadershipExecutor.shutdownNow();
+        closing.set(true);
         watchExecutor.shutdownNow();
         try {
             client.close();
         } finally {
-            server.close();
+            try {
+                server.close();
+            } finally {
+                leadership.close();
+            }
         }
         LOG.info("{}: raft server closed", config.nodeId());
     }

@@ -1,6 +1,19 @@
 /**
- * Consensus: the Ratis state machine that applies Hourglass commands to the node's store, and
- * {@link io.hourglass.raft.RaftNode}, the node's Ratis server and proposing client. Ratis'
- * shaded types stay inside this package.
+ * Consensus: {@link io.hourglass.raft.RaftNode}, the node's Ratis server and proposing client,
+ * and the Ratis state machine that applies Hourglass commands to the node's store.
+ *
+ * <pre>
+ *  RaftNode ─┬─ HourglassStateMachine   applies entries; the DB is the snapshot; checkpoints
+ *            ├─ Proposer                own division while leading, else the Raft client;
+ *            │                          timings to a ProposalObserver
+ *            ├─ LeadershipNotifier      Ratis callbacks ─▶ LeadershipTracker ─▶ Leadership
+ *            │                          changes, one thread, in epoch order, to listeners
+ *            ├─ FailStop                a store failure stops the Raft server once
+ *            ├─ Membership              voters, add/remove, leadership transfer
+ *            ├─ GroupView               status, lease, readiness (read from Ratis)
+ *            └─ FollowerWatch           followers that stopped catching up
+ * </pre>
+ *
+ * Ratis' shaded types stay inside this package.
  */
 package io.hourglass.raft;

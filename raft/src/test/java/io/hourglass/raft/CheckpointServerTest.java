@@ -65,7 +65,7 @@ final class CheckpointServerTest {
         store = EventStore.open(dir.resolve("db"));
         RaftConfig config = RaftConfig.from(new Settings(Map.of("raft.port", Integer.toString(raftPort),
                 "raft.maxCheckpointDownloads", Integer.toString(STALLED))), dir, 7070);
-        node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 2 * MIB, leads -> { });
+        node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 2 * MIB, ProposalObserver.NONE);
         node.start();
         await().atMost(Duration.ofSeconds(30)).until(node::isLeader);
         Random random = new Random(7);

@@ -2,6 +2,7 @@ package io.hourglass.raft;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,7 +55,7 @@ class RaftNodeTest {
         RaftConfig config = RaftConfig.from(new Settings(Map.of("raft.port", Integer.toString(raftPort),
                 "raft.snapshotEveryEntries", Long.toString(snapshotEvery), "raft.purgeGap", "10",
                 "raft.logSegmentBytes", Integer.toString(64 << 10))), dir, 7070);
-        node = new RaftNode(config, "127.0.0.1", 7070, applier, Clock.systemUTC(), 1 << 20, leads -> { });
+        node = new RaftNode(config, "127.0.0.1", 7070, applier, Clock.systemUTC(), 1 << 20, ProposalObserver.NONE);
         node.start();
         await().atMost(Duration.ofSeconds(30)).until(node::isLeader);
     }
@@ -115,8 +116,9 @@ class RaftNodeTest {
         put("still fine");
     }
 
+    /** A malformed entry stops the node instead of being skipped, so that it cannot diverge. */
     @Test
-    void malformedLogEntryFailsApplyLoudly() throws IOException {
+    void malformedLogEntryStopsTheNode() throws IOException {
         start(10_000);
         TransactionContext trx = TransactionContext.newBuilder()
                 .setStateMachine(node.stateMachine())
@@ -126,7 +128,11 @@ class RaftNodeTest {
                                 .setLogData(org.apache.ratis.thirdparty.com.google.protobuf.ByteString.copyFromUtf8("garbage")))
                         .build())
                 .build();
-        assertThrows(IllegalStateException.class, () -> node.stateMachine().applyTransaction(trx));
+        CompletionException e = assertThrows(CompletionException.class, () -> node.stateMachine().applyTransaction(trx).join());
+        assertTrue(e.getCause() instanceof StoreFailedException, e.toString());
+        assertTrue(node.failure().isPresent());
+        await().atMost(Duration.ofSeconds(30)).until(() -> node.server().getLifeCycleState() == LifeCycle.State.CLOSED);
+        assertFalse(node.isLeader());
     }
 
     @Test

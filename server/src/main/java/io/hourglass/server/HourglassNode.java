@@ -18,8 +18,7 @@ import io.hourglass.server.http.HealthHttpServer;
 import java.nio.file.Path;
 import java.io.IOException;
 import java.time.Clock;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,16 +29,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Hourglass node: the composition root. Components start in dependency order — store, Raft,
- * delivery and rooms engines, gRPC, HTTP — and {@link #close()} stops them in reverse, as the
- * SIGTERM hook does. Both engines follow Raft leadership through one callback.
+ * A Hourglass node: the composition root. Its components form a {@link ComponentStack}, started
+ * in dependency order — store, metrics, delivery and rooms engines, Raft, stream pools, admin,
+ * gRPC, HTTP — and closed in reverse by {@link #close()}, as the SIGTERM hook does. Both engines
+ * follow this node's Raft leadership as listeners of {@link RaftNode}; a store failure, which
+ * stops the Raft server, stops the whole node.
  */
 public final class HourglassNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HourglassNode.class);
 
     private final NodeConfig config;
-    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private final ComponentStack stack;
     private final NodeMetrics metrics = new NodeMetrics();
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     /**
      * Publish entries being replicated at once; requests beyond wait and then share one entry. Four
      * keeps the Raft pipeline busy (an fsync carries several) while letting entries grow under load.
@@ -55,6 +57,7 @@ public final class HourglassNode implements AutoCloseable {
 
     private HourglassNode(NodeConfig config) {
         this.config = config;
+        this.stack = new ComponentStack(config.raft().nodeId());
     }
 
     /** Builds and starts a node; on failure everything already started is closed again. */
@@ -70,81 +73,65 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     private void startComponents(Clock clock) throws IOException {
-        LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", config.raft().nodeId(),
+        String nodeId = config.raft().nodeId();
+        LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", nodeId,
                 config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
-        store = EventStore.open(config.dataDir().resolve("db"));
-        started.push(store);
+        store = stack.push("store", EventStore.open(config.dataDir().resolve("db")));
         StateApplier applier = new StateApplier(store);
-        DeliveryEngine[] engineRef = new DeliveryEngine[1];
-        RoomEngine[] roomsRef = new RoomEngine[1];
-        RaftNode[] raftRef = new RaftNode[1];
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
-                config.limits().maxBatchBytes() + (64 << 10), leads -> {
-                    if (engineRef[0] != null) {
-                        engineRef[0].setLeading(leads);
-                    }
-                    if (roomsRef[0] != null) {
-                        roomsRef[0].setLeading(leads);
-                    }
-                });
-        raftRef[0] = raft;
-        TimedReplicator replicator = new TimedReplicator(raft, metrics);
+                config.limits().maxBatchBytes() + (64 << 10), metrics::recordPropose);
         // Concurrent publish requests share log entries (group commit; PublishCoalescer).
-        publishes = new PublishCoalescer(replicator, PUBLISH_ENTRIES_IN_FLIGHT, config.limits().maxBatchBytes());
+        publishes = new PublishCoalescer(raft, PUBLISH_ENTRIES_IN_FLIGHT, config.limits().maxBatchBytes());
         metrics.bindPublishCoalescer(publishes);
-        engine = new DeliveryEngine(config.delivery(), store, replicator, clock);
-        engineRef[0] = engine;
+        engine = new DeliveryEngine(config.delivery(), store, raft, clock);
         applier.addListener(engine);
-        rooms = new RoomEngine(config.rooms(), config.limits(), store, replicator, clock);
-        roomsRef[0] = rooms;
+        rooms = new RoomEngine(config.rooms(), config.limits(), store, raft, clock);
         applier.addListener(rooms);
+        raft.addLeadershipListener(change -> engine.setLeading(change.leading()));
+        raft.addLeadershipListener(change -> rooms.setLeading(change.leading()));
+        raft.addFailureListener(this::stopAfterStoreFailure);
         metrics.bind(engine, raft);
         metrics.bindPeers(raft, config.raft().voters(config.host(), config.grpcPort()).stream()
-                .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(config.raft().nodeId())).toList());
-        started.push(metrics);
-        started.push(raft);
-        started.push(engine);
+                .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(nodeId)).toList());
+        stack.push("metrics", metrics);
+        stack.push("delivery engine", engine::start, engine);
         AutoCloseable closeRooms = closeOnce(rooms);
-        started.push(closeRooms);
-        engine.start();
-        rooms.start();
-        raft.start();
+        stack.push("rooms engine", rooms::start, closeRooms);
+        // After the engines, so that they run when the first leadership change reaches them; and
+        // closed before them, so that they hear that this node no longer leads.
+        stack.push("raft", raft::start, raft);
 
-        ExecutorService writer = namedPool("hourglass-stream-writer-", Math.max(2, Runtime.getRuntime().availableProcessors()));
-        started.push(() -> writer.shutdownNow());
+        ExecutorService writer = stack.push("stream writers", new ClosingPool(
+                namedPool("hourglass-stream-writer-", Math.max(2, Runtime.getRuntime().availableProcessors())))).pool();
         ScheduledExecutorService streamTimers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "hourglass-stream-timers");
             t.setDaemon(true);
             return t;
         });
-        started.push(() -> streamTimers.shutdownNow());
+        stack.push("stream timers", new ClosingPool(streamTimers));
         streamTimers.scheduleWithFixedDelay(this::removeSeriesOfGoneTopics, 1, 1, TimeUnit.MINUTES);
         StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
         PublishValidator validator = new PublishValidator(config.limits());
-        AdminService admin = new AdminService(raft, replicator, store, engine, validator, clock,
-                config.host() + ":" + config.grpcPort());
-        started.push(admin);
         String self = config.host() + ":" + config.grpcPort();
+        AdminService admin = stack.push("admin service", new AdminService(raft, raft, store, engine, validator, clock, self));
         RoomsService roomsService = new RoomsService(rooms, writer, config.delivery().consumerQueueSize(),
                 config.rooms().clientTimeout(), () -> {
-                    String hint = replicator.leaderHint();
+                    String hint = raft.leaderHint();
                     return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
                 }, config.rooms().maxAckTimeout(), validator, streamLimits);
         metrics.bindRooms(rooms, roomsService);
 
-
         // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
         // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
-        ExecutorService grpcCalls = namedPool("hourglass-grpc-", config.grpc().executorThreads());
+        ExecutorService grpcCalls = stack.push("grpc call pool",
+                new ClosingPool(namedPool("hourglass-grpc-", config.grpc().executorThreads()))).pool();
         grpc = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
                         config.limits().maxBatchBytes() * 2)
                 .addService(new BrokerService(publishes, engine, validator, writer, metrics, streamLimits))
                 .addService(roomsService)
                 .addService(admin)
-                .build()
-                .start();
-        started.push(() -> grpcCalls.shutdownNow());
-        started.push(() -> {
+                .build();
+        stack.push("client port", grpc::start, () -> {
             // The rooms engine stops before the server, out of stack order on purpose: its sessions then
             // end as "node shutting down". Were the streams cut first, each would reach the engine as its
             // client leaving, and a room left without members would drop its replicated backlog.
@@ -156,10 +143,23 @@ public final class HourglassNode implements AutoCloseable {
             }
         });
         http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::hasLeader);
-        http.start();
-        started.push(http);
+        stack.push("http", http::start, http);
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
-                config.raft().nodeId(), grpc.getPort(), http.port(), config.raft().raftPort());
+                nodeId, grpc.getPort(), http.port(), config.raft().raftPort());
+    }
+
+    /**
+     * The Raft server stopped itself because the store failed (it logged the ERROR): this node can
+     * serve nothing any more, so it stops as a whole. Runs on the thread that stopped the server.
+     */
+    private void stopAfterStoreFailure(Throwable cause) {
+        LOG.warn("node {} stops: its store failed ({})", config.raft().nodeId(), cause.toString());
+        close();
+    }
+
+    /** Completes once the node has stopped: closed by its owner, or after a store failure. */
+    public CompletableFuture<Void> stopped() {
+        return stopped;
     }
 
     /**
@@ -179,12 +179,12 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     private boolean hasStoredMessage(String topic) {
-        boolean[] any = {false};
+        AtomicBoolean any = new AtomicBoolean();
         store.scanTopic(topic, (key, message) -> {
-            any[0] = true;
-            return false;
+            any.set(true);
+            return false; // the first one answers the question
         });
-        return any[0];
+        return any.get();
     }
 
     /** A fixed pool of named daemon threads. */
@@ -195,6 +195,14 @@ public final class HourglassNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /** An executor as a component: closing it stops its threads at once. */
+    private record ClosingPool(ExecutorService pool) implements AutoCloseable {
+        @Override
+        public void close() {
+            pool.shutdownNow();
+        }
     }
 
     /** Closes {@code c} on the first call only. */
@@ -248,16 +256,14 @@ public final class HourglassNode implements AutoCloseable {
         return config;
     }
 
+    /** Closes every component in reverse start order; a second call waits for the first and returns. */
     @Override
     public synchronized void close() {
-        while (!started.isEmpty()) {
-            AutoCloseable c = started.pop();
-            try {
-                c.close();
-            } catch (Exception e) {
-                LOG.warn("error while stopping {}: {}", c, e.toString());
-            }
+        if (stopped.isDone()) {
+            return;
         }
+        stack.close();
         LOG.info("node {} stopped", config.raft().nodeId());
+        stopped.complete(null);
     }
 }

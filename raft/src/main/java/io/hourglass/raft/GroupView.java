@@ -1,0 +1,111 @@
+package io.hourglass.raft;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+
+/**
+ * This node's view of its Raft group, read from Ratis on each call: role, term and indices for
+ * status and metrics, the leader's lease, readiness. Thread-safe: it keeps no state.
+ */
+final class GroupView {
+    /** Committed entries a follower may still have to apply and count as caught up. */
+    static final long READY_MAX_LAG = 100;
+
+    private final RaftConfig config;
+    private final RaftServer server;
+
+    GroupView(RaftConfig config, RaftServer server) {
+        this.config = config;
+        this.server = server;
+    }
+
+    /** The leader this node knows of, or null. */
+    RaftPeerId leaderId() {
+        try {
+            return server.getDivision(RaftNode.GROUP_ID).getInfo().getLeaderId();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * A leader's lease: a majority (counting itself) answered within 90% of the minimum election
+     * timeout. Each of them received an append after that answer's send time, which restarted its
+     * election timer, so none can have started an election yet and no other leader can exist. The
+     * 10% absorbs clock-rate differences.
+     */
+    boolean holdsLease() {
+        try {
+            var info = server.getDivision(RaftNode.GROUP_ID).getInfo();
+            if (!info.isLeader()) {
+                return false;
+            }
+            var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+            long bound = config.electionTimeoutMin().toMillis() * 9 / 10;
+            long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < bound).count();
+            return (fresh + 1) * 2 > followers.size() + 1;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
+     * follower once it knows a leader it heard from lately and has applied all but at most
+     * {@link #READY_MAX_LAG} of the entries it knows to be committed.
+     */
+    boolean ready(boolean leaderReady) {
+        try {
+            var division = server.getDivision(RaftNode.GROUP_ID);
+            var info = division.getInfo();
+            if (info.isLeader()) {
+                return leaderReady;
+            }
+            return info.getLeaderId() != null
+                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG
+                    && leaderContactMs(info) < config.followerStallTimeout().toMillis();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * How long ago this follower last heard from its leader: a follower the leader stopped sending
+     * to (a dead log appender, a partition) must not call itself ready on an old commit index.
+     */
+    private static long leaderContactMs(DivisionInfo info) {
+        var role = info.getRoleInfoProto();
+        return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : 0;
+    }
+
+    RaftNode.Status status() {
+        try {
+            var division = server.getDivision(RaftNode.GROUP_ID);
+            var info = division.getInfo();
+            Map<String, Long> match = new TreeMap<>();
+            Map<String, Long> contact = new TreeMap<>();
+            if (info.isLeader()) {
+                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+                long[] indices = info.getFollowerMatchIndices();
+                for (int i = 0; i < followers.size(); i++) {
+                    String id = followers.get(i).getId().getId().toStringUtf8();
+                    contact.put(id, followers.get(i).getLastRpcElapsedTimeMs());
+                    if (i < indices.length) {
+                        match.put(id, indices[i]);
+                    }
+                }
+            }
+            RaftPeerId leader = info.getLeaderId();
+            return new RaftNode.Status(config.nodeId(), info.getCurrentRole().name(), leader == null ? null : leader.toString(),
+                    info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex(), info.getLastAppliedIndex(),
+                    match, contact);
+        } catch (IOException e) {
+            return new RaftNode.Status(config.nodeId(), "UNKNOWN", null, -1, -1, -1, Map.of(), Map.of());
+        }
+    }
+}

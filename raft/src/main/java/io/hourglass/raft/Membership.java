@@ -1,0 +1,90 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.HourglassException;
+import io.hourglass.core.NotFoundException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Who the voters are and how they change: the current configuration, removing a voter,
+ * committing a new voter list, transferring leadership — all through Ratis' own admin API.
+ * Thread-safe: it keeps no state; Ratis orders concurrent changes (one at a time).
+ */
+final class Membership {
+    private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
+
+    private final String nodeId;
+    private final RaftServer server;
+    private final RaftClient client;
+
+    Membership(String nodeId, RaftServer server, RaftClient client) {
+        this.nodeId = nodeId;
+        this.server = server;
+        this.client = client;
+    }
+
+    /** The voters of the current configuration. */
+    List<RaftPeer> currentPeers() throws IOException {
+        return List.copyOf(server.getDivision(RaftNode.GROUP_ID).getRaftConf().getCurrentPeers());
+    }
+
+    List<RaftNode.Member> members() throws IOException {
+        return toMembers(currentPeers());
+    }
+
+    /** A member's Raft {@code host:port} from the current configuration, or null if it is none. */
+    String raftAddressOf(String peerId) {
+        try {
+            return currentPeers().stream().filter(p -> p.getId().toString().equals(peerId))
+                    .map(RaftPeer::getAddress).findFirst().orElse(null);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
+    List<RaftNode.Member> removeVoter(String id) throws IOException {
+        List<RaftPeer> peers = new ArrayList<>(currentPeers());
+        if (!peers.removeIf(p -> p.getId().toString().equals(id))) {
+            throw new NotFoundException(HourglassException.excerpt(id) + " is not a member of the cluster");
+        }
+        return setVoters(peers);
+    }
+
+    /** Commits {@code peers} as the voters (the {@code List} overload: see RATIS-NOTES.md). */
+    List<RaftNode.Member> setVoters(List<RaftPeer> peers) throws IOException {
+        RaftClientReply reply = client.admin().setConfiguration(peers);
+        if (!reply.isSuccess()) {
+            throw new IOException("configuration change failed: " + reply.getException());
+        }
+        LOG.info("{}: voters are now {}", nodeId, peers);
+        return toMembers(peers);
+    }
+
+    /**
+     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
+     * or fails after {@code timeout}.
+     */
+    void transferLeadership(String peerId, Duration timeout) throws IOException {
+        // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
+        // non-leader answers DIFFERENT_LEADER instead of passing the request on.
+        RaftPeerId leader = server.getDivision(RaftNode.GROUP_ID).getInfo().getLeaderId();
+        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        }
+    }
+
+    private static List<RaftNode.Member> toMembers(List<RaftPeer> peers) {
+        return peers.stream().map(p -> new RaftNode.Member(p.getId().toString(), p.getAddress())).toList();
+    }
+}

@@ -1,0 +1,59 @@
+package io.hourglass.raft;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
+import org.apache.ratis.retry.ExceptionDependentRetry;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+
+/** How a node's {@link RaftConfig} becomes Ratis' server and client settings (RATIS-NOTES.md). */
+final class RatisSettings {
+    private RatisSettings() {
+    }
+
+    static RaftProperties properties(RaftConfig config, int maxEntryBytes) {
+        RaftProperties p = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
+        GrpcConfigKeys.Server.setPort(p, config.raftPort());
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
+        RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, config.purgeGap());
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
+        // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
+        SizeInBytes entryLimit = SizeInBytes.valueOf(Math.max(4 << 20, maxEntryBytes * 2L));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, entryLimit);
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(entryLimit.getSize() + (1 << 20)));
+        GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf(entryLimit.getSize() + (2 << 20)));
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.requestTimeout().toMillis()));
+        return p;
+    }
+
+    /**
+     * Bounded and sleeping (Ratis' default retries forever without sleeping); a refusal by the
+     * state machine is final, retrying it cannot help.
+     */
+    static RetryPolicy retryPolicy(RaftConfig config) {
+        RetryPolicy transientFailures = RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                Math.max(1, (int) (config.requestTimeout().toMillis() / 200)), millis(200));
+        return ExceptionDependentRetry.newBuilder()
+                .setExceptionToPolicy(StateMachineException.class, RetryPolicies.noRetry())
+                .setDefaultPolicy(transientFailures)
+                .build();
+    }
+
+    private static TimeDuration millis(long ms) {
+        return TimeDuration.valueOf(ms, TimeUnit.MILLISECONDS);
+    }
+}
