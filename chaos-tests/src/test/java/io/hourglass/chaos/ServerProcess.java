@@ -255,6 +255,15 @@ public final class ServerProcess implements AutoCloseable {
         return awaitExit();
     }
 
+    /** Waits up to {@code timeout} for the process to end by itself; its exit code, or -1 if it still runs. */
+    public int awaitOwnExit(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            return -1;
+        }
+        removeReaper();
+        return process.exitValue();
+    }
+
     private int awaitExit() {
         try {
             if (!process.waitFor(EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {

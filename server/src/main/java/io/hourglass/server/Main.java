@@ -41,6 +41,8 @@ public final class Main implements Callable<Integer> {
     boolean join;
 
     private final CountDownLatch stopped = new CountDownLatch(1);
+    /** Exit status when the node stopped itself because its store failed (EX_SOFTWARE). */
+    static final int STORE_FAILED_EXIT = 70;
 
     public static void main(String[] args) {
         // gRPC, netty and Jetty pieces log through java.util.logging: into the node's log, not stderr.
@@ -74,12 +76,17 @@ public final class Main implements Callable<Integer> {
         // Before the first log line: the logging pattern prints the node id on every line.
         System.setProperty("hourglass.node.id", nodeConfig.raft().nodeId());
         HourglassNode node = HourglassNode.start(nodeConfig, Clock.systemUTC());
+        java.util.concurrent.atomic.AtomicBoolean asked = new java.util.concurrent.atomic.AtomicBoolean();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            asked.set(true);
             node.close();
             stopped.countDown();
         }, "hourglass-shutdown"));
+        // A node also stops by itself when its store fails: then the process must end too (and say
+        // so in its exit status), so that a supervisor restarts it instead of keeping a dead JVM.
+        node.stopped().whenComplete((v, e) -> stopped.countDown());
         stopped.await();
-        return 0;
+        return asked.get() ? 0 : STORE_FAILED_EXIT;
     }
 
     private static void put(Map<String, String> flags, String key, Object value) {
