@@ -170,11 +170,14 @@ public final class HourglassStateMachine extends BaseStateMachine {
         // Leader time, never going backwards within this leader even if the wall clock does.
         long now = Math.max(clock.millis(), lastStamp);
         lastStamp = now;
-        byte[] stamped = command.toBuilder().setStampedAtMs(now).build().toByteArray();
+        // One codec pass per entry on the leader: the stamp is appended to the request's bytes as a
+        // field (protobuf keeps the last value of a scalar field), not re-encoded with the whole
+        // command, and the parsed, stamped command rides in the transaction context to apply.
         return TransactionContext.newBuilder()
                 .setStateMachine(this)
                 .setClientRequest(request)
-                .setLogData(ByteString.copyFrom(stamped))
+                .setLogData(content.concat(stampField(now)))
+                .setStateMachineContext(command.toBuilder().setStampedAtMs(now).build())
                 .build();
     }
 
@@ -190,7 +193,8 @@ public final class HourglassStateMachine extends BaseStateMachine {
                     + " not applied: the store of this node failed, the node is stopping"));
         }
         try {
-            Command command = parse(entry.getStateMachineLogEntry().getLogData());
+            Command command = trx.getStateMachineContext() instanceof Command parsed
+                    ? parsed : parse(entry.getStateMachineLogEntry().getLogData());
             var result = applier.apply(command, new io.hourglass.core.storage.TermIndex(entry.getTerm(), entry.getIndex()));
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(result.reply().toByteArray())));
@@ -201,9 +205,23 @@ public final class HourglassStateMachine extends BaseStateMachine {
         }
     }
 
+    /** {@code stamped_at_ms} (field 1, varint) encoded on its own, to append to an encoded command. */
+    static ByteString stampField(long stampMs) {
+        byte[] out = new byte[11];
+        out[0] = 0x08; // field 1, wire type 0
+        int n = 1;
+        long v = stampMs;
+        while ((v & ~0x7FL) != 0) {
+            out[n++] = (byte) ((v & 0x7F) | 0x80);
+            v >>>= 7;
+        }
+        out[n++] = (byte) v;
+        return ByteString.copyFrom(out, 0, n);
+    }
+
     private static Command parse(ByteString bytes) throws IOException {
         try {
-            Command c = Command.parseFrom(bytes.toByteArray());
+            Command c = Command.parseFrom(bytes.asReadOnlyByteBuffer());
             if (c.getBodyCase() == Command.BodyCase.BODY_NOT_SET) {
                 throw new IOException("command has no body");
             }

@@ -64,7 +64,7 @@ final class Proposer {
             return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
                     + " bytes exceeds the entry limit of " + maxEntryBytes));
         }
-        Message message = Message.valueOf(ByteString.copyFrom(command.toByteArray()));
+        Message message = Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(command.toByteArray()));
         CompletableFuture<RaftClientReply> sent = leads ? submitToOwnDivision(message) : null;
         if (sent == null) {
             sent = client.async().send(message);
