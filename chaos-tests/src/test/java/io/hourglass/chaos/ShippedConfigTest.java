@@ -3,7 +3,9 @@ package io.hourglass.chaos;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.hourglass.core.config.ConfigKey;
 import io.hourglass.core.config.Settings;
+import io.hourglass.server.config.KnownKeys;
 import io.hourglass.server.config.NodeConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -17,33 +19,19 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The shipped {@code conf/hourglass.properties} documents every key a node reads, each commented
- * out with its true default, and sets nothing: {@code hourglass-server} with no arguments must stay
- * a standalone node with its data in {@code ./data} (DESIGN §7).
+ * The shipped {@code conf/hourglass.properties}, as the distribution installs it, documents every key
+ * of the server's registry ({@link KnownKeys}), each commented out with its true default, and sets
+ * nothing: {@code hourglass-server} with no arguments must stay a standalone node with its data in
+ * {@code ./data} (DESIGN §7).
  */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 final class ShippedConfigTest {
-    /** The keys the server reads (its package-private {@code KnownKeys.ALL}), written out as the spec. */
-    private static final Set<String> SERVER_KEYS = Set.of(
-            "node.id", "node.dataDir", "node.host", "node.bindHost", "grpc.port", "http.port",
-            "raft.port", "cluster.peers", "cluster.join", "raft.electionTimeoutMin", "raft.electionTimeoutMax",
-            "raft.requestTimeout", "raft.snapshotEveryEntries", "raft.purgeGap", "raft.logSegmentBytes",
-            "raft.followerStallTimeout", "raft.maxCheckpointDownloads",
-            "delivery.dispatchPollInterval", "delivery.consumerQueueSize", "delivery.inFlightTimeout",
-            "delivery.deleteBatchInterval", "delivery.deleteBatchMaxKeys", "delivery.ttlSweepInterval",
-            "limits.maxPayloadBytes", "limits.maxTopicLength", "limits.maxDelay", "limits.maxTtl",
-            "limits.maxBatchMessages", "limits.maxBatchBytes",
-            "limits.maxHeaders", "limits.maxHeaderBytes", "limits.maxProducerIdBytes", "limits.maxMessageBytes",
-            "rooms.clientTimeout", "rooms.housekeepingInterval", "rooms.resubscribeGrace", "rooms.maxAckTimeout",
-            "grpc.executorThreads", "grpc.maxConcurrentStreams", "grpc.keepAliveTime", "grpc.keepAliveTimeout",
-            "grpc.permitKeepAliveTime", "grpc.maxConnectionIdle", "grpc.initTimeout", "grpc.maxConsumers",
-            "http.threads", "http.idleTimeout", "http.maxConnections");
-
     /** A documented key: {@code #key=default}, the key starting with a lower-case letter and holding a dot. */
     private static final Pattern COMMENTED_KEY = Pattern.compile("#([a-z][A-Za-z]*\\.[A-Za-z.]+)=(.*)");
 
@@ -69,7 +57,8 @@ final class ShippedConfigTest {
     @Test
     void documentsExactlyTheKeysTheServerReadsEachOnce() {
         Map<String, String> documented = documentedDefaults();
-        assertEquals(new TreeSet<>(SERVER_KEYS), new TreeSet<>(documented.keySet()));
+        Set<String> serverKeys = KnownKeys.ALL.stream().map(ConfigKey::name).collect(Collectors.toSet());
+        assertEquals(new TreeSet<>(serverKeys), new TreeSet<>(documented.keySet()));
     }
 
     @Test

@@ -1,14 +1,21 @@
 package io.hourglass.server;
 
 import io.hourglass.core.HourglassException;
+import io.hourglass.core.config.ConfigKey;
+import io.hourglass.core.config.Settings;
 import io.hourglass.server.config.ConfigLoader;
+import io.hourglass.server.config.HttpConfig;
+import io.hourglass.server.config.KnownKeys;
 import io.hourglass.server.config.NodeConfig;
+import io.hourglass.server.config.RaftKeys;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,24 +25,25 @@ import picocli.CommandLine.Option;
  * With no arguments it is a standalone node with its data in {@code ./data}.
  */
 @Command(name = "hourglass-server", mixinStandardHelpOptions = true, sortOptions = false,
+        resourceBundle = "io.hourglass.server.FlagHelp",
         description = {"Runs a Hourglass node.",
             "Precedence: " + ConfigLoader.PRECEDENCE})
 public final class Main implements Callable<Integer> {
     @Option(names = "--config", description = "properties file (see conf/hourglass.properties)")
     Path config;
-    @Option(names = "--node-id", description = "this node's id (default n1)")
+    @Option(names = "--node-id")
     String nodeId;
-    @Option(names = "--data-dir", description = "data directory (default ./data)")
+    @Option(names = "--data-dir")
     Path dataDir;
-    @Option(names = "--host", description = "address other nodes and clients use for this node (default 127.0.0.1)")
+    @Option(names = "--host")
     String host;
-    @Option(names = "--grpc-port", description = "client gRPC port (default 7070)")
+    @Option(names = "--grpc-port")
     Integer grpcPort;
-    @Option(names = "--raft-port", description = "Raft port (default 7071)")
+    @Option(names = "--raft-port")
     Integer raftPort;
-    @Option(names = "--http-port", description = "metrics and health port (default 7072)")
+    @Option(names = "--http-port")
     Integer httpPort;
-    @Option(names = "--peers", description = "every voter: id=host:raftPort:grpcPort,... (default: standalone)")
+    @Option(names = "--peers")
     String peers;
     @Option(names = "--join", description = "start empty and wait to be added with 'hourglass cluster add-node'")
     boolean join;
@@ -62,19 +70,22 @@ public final class Main implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Map<String, String> flags = new HashMap<>();
-        put(flags, "node.id", nodeId);
-        put(flags, "node.dataDir", dataDir);
-        put(flags, "node.host", host);
-        put(flags, "grpc.port", grpcPort);
-        put(flags, "raft.port", raftPort);
-        put(flags, "http.port", httpPort);
-        put(flags, "cluster.peers", peers);
+        put(flags, NodeConfig.ID, nodeId);
+        put(flags, NodeConfig.DATA_DIR, dataDir);
+        put(flags, NodeConfig.HOST, host);
+        put(flags, NodeConfig.GRPC_PORT, grpcPort);
+        put(flags, RaftKeys.PORT, raftPort);
+        put(flags, HttpConfig.PORT, httpPort);
+        put(flags, RaftKeys.PEERS, peers);
         if (join) {
-            flags.put("cluster.join", "true");
+            put(flags, RaftKeys.JOIN, true);
         }
-        NodeConfig nodeConfig = NodeConfig.from(ConfigLoader.load(config, System.getenv(), flags));
+        Settings settings = ConfigLoader.load(config, System.getenv(), flags);
+        NodeConfig nodeConfig = NodeConfig.from(settings);
         // Before the first log line: the logging pattern prints the node id on every line.
         System.setProperty("hourglass.node.id", nodeConfig.raft().nodeId());
+        Logger log = LoggerFactory.getLogger(Main.class);
+        KnownKeys.unknown(settings.asMap().keySet()).forEach(log::warn);
         HourglassNode node = HourglassNode.start(nodeConfig, Clock.systemUTC());
         java.util.concurrent.atomic.AtomicBoolean asked = new java.util.concurrent.atomic.AtomicBoolean();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -89,9 +100,9 @@ public final class Main implements Callable<Integer> {
         return asked.get() ? 0 : STORE_FAILED_EXIT;
     }
 
-    private static void put(Map<String, String> flags, String key, Object value) {
+    private static void put(Map<String, String> flags, ConfigKey<?> key, Object value) {
         if (value != null) {
-            flags.put(key, value.toString());
+            flags.put(key.name(), value.toString());
         }
     }
 }

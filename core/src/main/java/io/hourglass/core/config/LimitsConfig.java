@@ -5,37 +5,78 @@ import java.time.Duration;
 /**
  * Limits on what clients may send; requests outside them are refused with INVALID_ARGUMENT.
  * Everything a message carries counts: payload, headers (their number and bytes), producer id.
+ * Keys, defaults and bounds: the declarations below; the constructor checks how they relate.
  *
- * @param maxPayloadBytes {@code limits.maxPayloadBytes} (1 MiB): largest message payload
- * @param maxTopicLength {@code limits.maxTopicLength} (200): longest topic or group name, in characters
- * @param maxDelay {@code limits.maxDelay} (365d): longest publish delay
- * @param maxTtl {@code limits.maxTtl} (365d): longest time to live
- * @param maxBatchMessages {@code limits.maxBatchMessages} (10000): messages in one publish request
- * @param maxBatchBytes {@code limits.maxBatchBytes} (3 MiB): bytes in one publish request (kept under
- *        Ratis' 4 MB append limit, whose breach would make the leader step down)
- * @param maxHeaders {@code limits.maxHeaders} (64): headers of one message
- * @param maxHeaderBytes {@code limits.maxHeaderBytes} (16 KiB): UTF-8 bytes of one message's header keys and values together
- * @param maxProducerIdBytes {@code limits.maxProducerIdBytes} (256): UTF-8 bytes of a producer message id
- *        (a publish's or a room send's), kept by the broker for deduplication
- * @param maxMessageBytes {@code limits.maxMessageBytes} (1 MiB + 64 KiB, or limits.maxPayloadBytes + 64 KiB
- *        when that is larger): one message as stored — payload, headers, topic and producer id together
+ * @param maxPayloadBytes {@link #MAX_PAYLOAD_BYTES}
+ * @param maxTopicLength {@link #MAX_TOPIC_LENGTH}
+ * @param maxDelay {@link #MAX_DELAY}
+ * @param maxTtl {@link #MAX_TTL}
+ * @param maxBatchMessages {@link #MAX_BATCH_MESSAGES}
+ * @param maxBatchBytes {@link #MAX_BATCH_BYTES}: kept under Ratis' 4 MB append limit, whose breach would make
+ *        the leader step down
+ * @param maxHeaders {@link #MAX_HEADERS}
+ * @param maxHeaderBytes {@link #MAX_HEADER_BYTES}
+ * @param maxProducerIdBytes {@link #MAX_PRODUCER_ID_BYTES}
+ * @param maxMessageBytes {@link #MAX_MESSAGE_BYTES}: unset, {@code limits.maxPayloadBytes} + 64 KiB when that is
+ *        larger than the default
  */
 public record LimitsConfig(int maxPayloadBytes, int maxTopicLength, Duration maxDelay, Duration maxTtl,
                            int maxBatchMessages, int maxBatchBytes, int maxHeaders, int maxHeaderBytes,
                            int maxProducerIdBytes, int maxMessageBytes) {
-    public static final LimitsConfig DEFAULTS = new LimitsConfig(1 << 20, 200, Duration.ofDays(365),
-            Duration.ofDays(365), 10_000, 3 << 20, 64, 16 << 10, 256, (1 << 20) + (64 << 10));
+    /** Room for headers, topic and producer id on top of the payload, in the default message limit. */
+    private static final int MESSAGE_OVERHEAD = 64 << 10;
+
+    public static final ConfigKey<Integer> MAX_PAYLOAD_BYTES = ConfigKey.integer(
+            "limits.maxPayloadBytes", 1 << 20, 1, 3_000_000,
+            "Largest message payload, in bytes (1 MiB).");
+    public static final ConfigKey<Integer> MAX_TOPIC_LENGTH = ConfigKey.integer(
+            "limits.maxTopicLength", 200, 1, 1000,
+            "Longest topic or group name, in characters.");
+    public static final ConfigKey<Duration> MAX_DELAY = ConfigKey.duration(
+            "limits.maxDelay", "365d", "0ms",
+            "Longest publish delay.");
+    public static final ConfigKey<Duration> MAX_TTL = ConfigKey.duration(
+            "limits.maxTtl", "365d", "0ms",
+            "Longest time to live.");
+    public static final ConfigKey<Integer> MAX_BATCH_MESSAGES = ConfigKey.integer(
+            "limits.maxBatchMessages", 10_000, 1, 60_000,
+            "Most messages in one publish request.");
+    public static final ConfigKey<Integer> MAX_BATCH_BYTES = ConfigKey.integer(
+            "limits.maxBatchBytes", 3 << 20, 1, 3_500_000,
+            "Most bytes in one publish request (3 MiB). At least limits.maxPayloadBytes, and under 3500000 as Raft "
+                    + "refuses appends over 4 MB.");
+    public static final ConfigKey<Integer> MAX_HEADERS = ConfigKey.integer(
+            "limits.maxHeaders", 64, 0, 10_000,
+            "Most headers on one message.");
+    public static final ConfigKey<Integer> MAX_HEADER_BYTES = ConfigKey.integer(
+            "limits.maxHeaderBytes", 16 << 10, 0, 1 << 20,
+            "Most UTF-8 bytes of one message's header keys and values together (16 KiB).");
+    public static final ConfigKey<Integer> MAX_PRODUCER_ID_BYTES = ConfigKey.integer(
+            "limits.maxProducerIdBytes", 256, 1, 4096,
+            "Longest producer message id (publish or room send), in UTF-8 bytes; the broker keeps it for "
+                    + "deduplication.");
+    public static final ConfigKey<Integer> MAX_MESSAGE_BYTES = ConfigKey.integer(
+            "limits.maxMessageBytes", (1 << 20) + MESSAGE_OVERHEAD, 1, 3_500_000,
+            "Largest message as stored: payload, headers, topic and producer id together (1 MiB + 64 KiB). Between "
+                    + "limits.maxPayloadBytes and limits.maxBatchBytes; unset, it grows with a raised "
+                    + "limits.maxPayloadBytes (that + 64 KiB).");
+
+    /** The keys of this record, in the order the configuration reference lists them. */
+    public static final ConfigSection SECTION = ConfigSection.of(
+            "Limits: requests outside them are refused with INVALID_ARGUMENT", MAX_PAYLOAD_BYTES, MAX_TOPIC_LENGTH,
+            MAX_DELAY, MAX_TTL, MAX_BATCH_MESSAGES, MAX_BATCH_BYTES, MAX_HEADERS, MAX_HEADER_BYTES,
+            MAX_PRODUCER_ID_BYTES, MAX_MESSAGE_BYTES);
+
+    public static final LimitsConfig DEFAULTS = from(Settings.empty());
 
     public LimitsConfig {
         if (maxPayloadBytes < 1 || maxBatchBytes < maxPayloadBytes) {
             throw new ConfigException("limits.maxBatchBytes must be at least limits.maxPayloadBytes (both positive)");
         }
-        if (maxBatchBytes > 3_500_000) {
+        if (maxBatchBytes > MAX_BATCH_BYTES.max().orElseThrow()) {
             throw new ConfigException("limits.maxBatchBytes must stay under 3500000 (the Raft append limit is 4 MB)");
         }
-        if (maxBatchMessages < 1 || maxBatchMessages > 60_000) {
-            throw new ConfigException("limits.maxBatchMessages must be between 1 and 60000");
-        }
+        MAX_BATCH_MESSAGES.check(maxBatchMessages);
         if (maxMessageBytes < maxPayloadBytes || maxMessageBytes > maxBatchBytes) {
             throw new ConfigException("limits.maxMessageBytes must be between limits.maxPayloadBytes ("
                     + maxPayloadBytes + ") and limits.maxBatchBytes (" + maxBatchBytes + "), got " + maxMessageBytes);
@@ -47,20 +88,12 @@ public record LimitsConfig(int maxPayloadBytes, int maxTopicLength, Duration max
     }
 
     public static LimitsConfig from(Settings s) {
-        int payload = s.integer("limits.maxPayloadBytes", DEFAULTS.maxPayloadBytes, 1, 3_000_000);
-        int batch = s.integer("limits.maxBatchBytes", DEFAULTS.maxBatchBytes, 1, 3_500_000);
+        int payload = MAX_PAYLOAD_BYTES.read(s);
+        int batch = MAX_BATCH_BYTES.read(s);
         // Unset, the message limit follows a raised payload limit: 64 KiB for headers and ids on top.
-        int message = Math.min(batch, Math.max(DEFAULTS.maxMessageBytes, payload + (64 << 10)));
-        return new LimitsConfig(
-                payload,
-                s.integer("limits.maxTopicLength", DEFAULTS.maxTopicLength, 1, 1000),
-                s.duration("limits.maxDelay", DEFAULTS.maxDelay, Duration.ZERO),
-                s.duration("limits.maxTtl", DEFAULTS.maxTtl, Duration.ZERO),
-                s.integer("limits.maxBatchMessages", DEFAULTS.maxBatchMessages, 1, 60_000),
-                batch,
-                s.integer("limits.maxHeaders", DEFAULTS.maxHeaders, 0, 10_000),
-                s.integer("limits.maxHeaderBytes", DEFAULTS.maxHeaderBytes, 0, 1 << 20),
-                s.integer("limits.maxProducerIdBytes", DEFAULTS.maxProducerIdBytes, 1, 4096),
-                s.integer("limits.maxMessageBytes", message, 1, 3_500_000));
+        int message = Math.min(batch, Math.max(MAX_MESSAGE_BYTES.defaultValue(), payload + MESSAGE_OVERHEAD));
+        return new LimitsConfig(payload, MAX_TOPIC_LENGTH.read(s), MAX_DELAY.read(s), MAX_TTL.read(s),
+                MAX_BATCH_MESSAGES.read(s), batch, MAX_HEADERS.read(s), MAX_HEADER_BYTES.read(s),
+                MAX_PRODUCER_ID_BYTES.read(s), MAX_MESSAGE_BYTES.readOr(s, message));
     }
 }

@@ -27,41 +27,31 @@ public final class Settings {
         return Map.copyOf(values);
     }
 
+    /** The value of {@code key} as configured, untrimmed; null where it is not set. */
+    String raw(String key) {
+        return values.get(key);
+    }
+
+    /** Whether {@code key} has a non-blank value. */
+    public boolean isSet(ConfigKey<?> key) {
+        String v = values.get(key.name());
+        return v != null && !v.isBlank();
+    }
+
+    // The getters below serve callers that have no ConfigKey declaration (RaftConfig.from); they parse and
+    // validate exactly as a declared key does.
+
     public String string(String key, String defaultValue) {
         String v = values.get(key);
         return v == null || v.isBlank() ? defaultValue : v.trim();
     }
 
     public int integer(String key, int defaultValue, int min, int max) {
-        String v = values.get(key);
-        if (v == null || v.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            int n = Integer.parseInt(v.trim());
-            if (n < min || n > max) {
-                throw new ConfigException(key + " must be between " + min + " and " + max + ", got " + n);
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key + " must be a whole number, got '" + v + "'");
-        }
+        return ConfigKey.integer(key, defaultValue, min, max, "").read(this);
     }
 
     public Duration duration(String key, Duration defaultValue, Duration min) {
-        String v = values.get(key);
-        if (v == null || v.isBlank()) {
-            return defaultValue;
-        }
-        try {
-            Duration d = parseDuration(v);
-            if (d.compareTo(min) < 0) {
-                throw new ConfigException(key + " must be at least " + format(min) + ", got " + v.trim());
-            }
-            return d;
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(key + ": " + e.getMessage());
-        }
+        return ConfigKey.duration(key, format(defaultValue), format(min), "").read(this);
     }
 
     /** Parses {@code 500ms}, {@code 5s}, {@code 1m}, {@code 2h}, {@code 1d}, or a sum such as {@code 1m30s}. */

@@ -1,13 +1,13 @@
 package io.hourglass.server.config;
 
 import io.hourglass.core.config.ConfigException;
+import io.hourglass.core.config.ConfigKey;
 import io.hourglass.core.config.Settings;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
@@ -44,13 +44,8 @@ public final class ConfigLoader {
 
     /** The config key an environment variable sets, or null for variables that are not config (HOURGLASS_SERVERS, ...). */
     static String keyForEnv(String env) {
-        String dotted = env.substring("HOURGLASS_".length()).replace('_', '.').toLowerCase(Locale.ROOT);
-        for (String k : KnownKeys.ALL) {
-            if (k.toLowerCase(Locale.ROOT).equals(dotted)) {
-                return k;
-            }
-        }
-        return null;
+        String dotted = env.substring("HOURGLASS_".length()).replace('_', '.');
+        return KnownKeys.namedIgnoringCase(dotted).map(ConfigKey::name).orElse(null);
     }
 
     private static Map<String, String> readFile(Path file) {

@@ -1,5 +1,6 @@
 package io.hourglass.server.config;
 
+import io.hourglass.core.config.ConfigKey;
 import io.hourglass.core.config.DeliveryConfig;
 import io.hourglass.core.config.LimitsConfig;
 import io.hourglass.core.config.RoomsConfig;
@@ -8,25 +9,40 @@ import io.hourglass.raft.RaftConfig;
 import java.nio.file.Path;
 
 /**
- * Everything a node is configured with, one typed record per component.
+ * Everything a node is configured with, one typed record per component. The node's own keys are
+ * declared below; {@link KnownKeys} lists every key.
  *
- * @param dataDir {@code node.dataDir} (./data): RocksDB in {@code db/}, the Raft log in {@code ratis/}
- * @param host {@code node.host} (127.0.0.1): the address other nodes and clients reach this one at
- * @param bindHost {@code node.bindHost} (0.0.0.0): the interface the gRPC and HTTP servers listen on
- * @param grpcPort {@code grpc.port} (7070): client API
- * @param httpPort {@code http.port} (7072): {@code /metrics}, {@code /healthz}, {@code /readyz}
+ * @param dataDir {@link #DATA_DIR}, resolved against the working directory
+ * @param host {@link #HOST}
+ * @param bindHost {@link #BIND_HOST}
+ * @param grpcPort {@link #GRPC_PORT}
+ * @param httpPort {@link HttpConfig#PORT}
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
                          DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, GrpcConfig grpc,
                          HttpConfig http, Settings settings) {
+    public static final ConfigKey<String> ID = ConfigKey.string(
+            "node.id", "n1",
+            "This node's id; in a cluster, one of the ids in cluster.peers. (--node-id)");
+    public static final ConfigKey<String> DATA_DIR = ConfigKey.string(
+            "node.dataDir", "data",
+            "Data directory: RocksDB in db/, the Raft log in ratis/. Relative paths are resolved against the "
+                    + "working directory of the process. (--data-dir)");
+    public static final ConfigKey<String> HOST = ConfigKey.string(
+            "node.host", "127.0.0.1",
+            "The address other nodes and clients use to reach this node. (--host)");
+    public static final ConfigKey<String> BIND_HOST = ConfigKey.string(
+            "node.bindHost", "0.0.0.0",
+            "The interface the gRPC and HTTP servers listen on.");
+    public static final ConfigKey<Integer> GRPC_PORT = ConfigKey.integer(
+            "grpc.port", 7070, 0, 65_535,
+            "Client gRPC API port. (--grpc-port)");
 
     public static NodeConfig from(Settings s) {
-        Path dataDir = Path.of(s.string("node.dataDir", "data")).toAbsolutePath();
-        int grpcPort = s.integer("grpc.port", 7070, 0, 65_535);
-        RaftConfig raft = RaftConfig.from(s, dataDir, grpcPort);
+        Path dataDir = Path.of(DATA_DIR.read(s)).toAbsolutePath();
+        RaftConfig raft = RaftKeys.read(s, ID.read(s), dataDir);
         HttpConfig http = HttpConfig.from(s);
-        return new NodeConfig(dataDir, s.string("node.host", "127.0.0.1"), s.string("node.bindHost", "0.0.0.0"),
-                grpcPort, http.port(), raft, DeliveryConfig.from(s), LimitsConfig.from(s),
-                RoomsConfig.from(s), GrpcConfig.from(s), http, s);
+        return new NodeConfig(dataDir, HOST.read(s), BIND_HOST.read(s), GRPC_PORT.read(s), http.port(), raft,
+                DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http, s);
     }
 }

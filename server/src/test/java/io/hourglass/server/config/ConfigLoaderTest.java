@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,7 +19,8 @@ import picocli.CommandLine;
 
 /**
  * Config precedence as every document states it: flags over HOURGLASS_* environment over the file over
- * defaults — and --help, the shipped file and docs/configuration.md all say that same sentence.
+ * defaults — and --help, the shipped file and docs/configuration.md all say that same sentence; --help
+ * gives each flag's key and its declared default.
  */
 @Timeout(30)
 class ConfigLoaderTest {
@@ -58,6 +60,11 @@ class ConfigLoaderTest {
         new CommandLine(new Main()).setOut(new PrintWriter(help)).execute("--help");
         String oneLine = help.toString().replaceAll("\\s+", " ");
         assertTrue(oneLine.contains(ConfigLoader.PRECEDENCE), oneLine);
+        for (var key : List.of(NodeConfig.ID, NodeConfig.DATA_DIR, NodeConfig.GRPC_PORT, RaftKeys.PORT,
+                HttpConfig.PORT)) {
+            String flagHelp = "(" + key.name() + ", default " + key.defaultText() + ")";
+            assertTrue(oneLine.contains(flagHelp), key + ": " + oneLine);
+        }
         String docs = Files.readString(Path.of("..", "docs", "configuration.md")).replaceAll("\\s+", " ");
         assertTrue(docs.contains("command-line flags override `HOURGLASS_*` environment variables, which override the "
                 + "config file, which overrides the built-in defaults"), "docs/configuration.md");

@@ -1,0 +1,75 @@
+package io.hourglass.server.config;
+
+import io.hourglass.core.config.ConfigKey;
+import io.hourglass.core.config.ConfigSection;
+import io.hourglass.core.config.Settings;
+import io.hourglass.raft.RaftConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The keys of {@link RaftConfig} ({@code cluster.*}, {@code raft.*}), declared in the server because the
+ * raft module's record does not know the registry; {@link #read} builds the record from them.
+ */
+public final class RaftKeys {
+    public static final ConfigKey<Integer> PORT = ConfigKey.integer(
+            "raft.port", 7071, 0, 65_535,
+            "Raft port, for replication between nodes; followers too far behind the leader's log also download "
+                    + "its store checkpoint here. Keep it reachable between nodes only. (--raft-port)");
+    public static final ConfigKey<String> PEERS = ConfigKey.string(
+            "cluster.peers", "", RaftConfig::parsePeers,
+            "Every voter of the group, this node included, as id=host:raftPort:grpcPort separated by commas, e.g. "
+                    + "n1=10.0.0.1:7071:7070,n2=10.0.0.2:7071:7070,n3=10.0.0.3:7071:7070. Empty: standalone, a "
+                    + "group of one. (--peers)");
+    public static final ConfigKey<Boolean> JOIN = ConfigKey.flag(
+            "cluster.join", false,
+            "Start empty and wait to be added to a running cluster with "
+                    + "'hourglass cluster add-node ID=HOST:RAFTPORT:GRPCPORT'. (--join)");
+    public static final ConfigKey<Duration> ELECTION_TIMEOUT_MIN = ConfigKey.duration(
+            "raft.electionTimeoutMin", "1s", "100ms",
+            "A follower that hears no leader for a random time between raft.electionTimeoutMin and "
+                    + "raft.electionTimeoutMax starts an election (pre-vote is on).");
+    public static final ConfigKey<Duration> ELECTION_TIMEOUT_MAX = ConfigKey.duration(
+            "raft.electionTimeoutMax", "2s", "200ms",
+            "The upper end of the random election timeout; it must be greater than raft.electionTimeoutMin.");
+    public static final ConfigKey<Duration> REQUEST_TIMEOUT = ConfigKey.duration(
+            "raft.requestTimeout", "5s", "100ms",
+            "A proposal not committed within this time fails with UNAVAILABLE.");
+    public static final ConfigKey<Integer> SNAPSHOT_EVERY_ENTRIES = ConfigKey.integer(
+            "raft.snapshotEveryEntries", 10_000, 100, Integer.MAX_VALUE,
+            "Take a snapshot (and purge the Raft log behind it) after this many applied entries.");
+    public static final ConfigKey<Integer> PURGE_GAP = ConfigKey.integer(
+            "raft.purgeGap", 1024, 1, Integer.MAX_VALUE,
+            "Log entries kept behind a snapshot before purging them is worth doing.");
+    public static final ConfigKey<Integer> LOG_SEGMENT_BYTES = ConfigKey.integer(
+            "raft.logSegmentBytes", 8 << 20, 64 << 10, Integer.MAX_VALUE,
+            "Size in bytes of one Raft log segment file; only closed segments can be purged.");
+    public static final ConfigKey<Duration> FOLLOWER_STALL_TIMEOUT = ConfigKey.duration(
+            "raft.followerStallTimeout", "30s", "1s",
+            "A follower behind the commit index whose match index has not moved for this long is reported as not "
+                    + "catching up: a WARN on the leader, `hourglass_raft_follower_stalled{follower}` = 1, `stalled` "
+                    + "in `cluster status`; its own `/readyz` fails once it has not heard from a leader for this "
+                    + "long.");
+    public static final ConfigKey<Integer> MAX_CHECKPOINT_DOWNLOADS = ConfigKey.integer(
+            "raft.maxCheckpointDownloads", 2, 1, 64,
+            "Store checkpoints this node serves at once to followers too far behind its log; they are downloaded "
+                    + "over the Raft port (never the client port), each only as fast as the follower reads it. A "
+                    + "follower asking beyond it is told UNAVAILABLE and retries.");
+
+    /** The keys, in the order the configuration reference lists them. */
+    public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
+            ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS);
+
+    private RaftKeys() {
+    }
+
+    /** The Raft settings of node {@code nodeId}, its Raft log and checkpoints under {@code dataDir}. */
+    public static RaftConfig read(Settings s, String nodeId, Path dataDir) {
+        return new RaftConfig(nodeId, RaftConfig.parsePeers(PEERS.read(s)), PORT.read(s), dataDir.resolve("ratis"),
+                ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
+                SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
+                FOLLOWER_STALL_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
+                JOIN.read(s));
+    }
+}
