@@ -9,6 +9,7 @@ import io.hourglass.core.proto.PutCmd;
 import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
 import io.hourglass.core.storage.StoreBatch;
 import io.hourglass.core.storage.TermIndex;
 import java.util.ArrayList;
@@ -29,20 +30,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class StateApplier {
     /** The group name of a deletion that removes the message outright. */
     public static final String ALL_GROUPS = "*";
-    /**
-     * How long a producer id is remembered: a publish retried within this window (measured in leader
-     * stamps) returns the first attempt's message instead of storing a second one. A constant, not
-     * config, because every replica must forget at the same entry.
-     */
-    public static final long DEDUP_WINDOW_MS = 15 * 60_000;
-    private static final int DEDUP_FORGET_PER_ENTRY = 1024;
 
     private final EventStore store;
+    private final ProducerIds producerIds;
     private final io.hourglass.core.rooms.RoomApplier rooms;
     private final List<ApplyListener> listeners = new CopyOnWriteArrayList<>();
 
     public StateApplier(EventStore store) {
         this.store = store;
+        this.producerIds = new ProducerIds(store);
         this.rooms = new io.hourglass.core.rooms.RoomApplier(store);
     }
 
@@ -103,14 +99,6 @@ public final class StateApplier {
         return result;
     }
 
-    /**
-     * Forgets producer ids remembered longer than the dedup window before {@code stampMs}, a bounded
-     * number per entry. Every entry that remembers ids (publishes, room sends) calls this first.
-     */
-    public static void forgetExpiredProducerIds(StoreBatch batch, long stampMs) {
-        batch.forgetProducerIdsBefore(stampMs - DEDUP_WINDOW_MS, DEDUP_FORGET_PER_ENTRY);
-    }
-
     /** Advances the applied position over an entry that carries no command (Raft's own entries). */
     public void skip(TermIndex position) {
         if (position.index() > store.appliedIndex().index()) {
@@ -151,14 +139,14 @@ public final class StateApplier {
         List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
         Map<String, EventKey> inThisEntry = new HashMap<>();
         boolean due = false;
-        forgetExpiredProducerIds(batch, stamp);
+        producerIds.forgetExpired(batch, stamp);
         for (int i = 0; i < put.getMessagesCount(); i++) {
             NewMessage m = put.getMessages(i);
             String pid = m.getProducerId();
             if (!pid.isEmpty()) {
                 EventKey earlier = inThisEntry.get(pid);
                 if (earlier == null) {
-                    earlier = store.keyOfProducerId(pid).orElse(null);
+                    earlier = producerIds.keyOf(pid).orElse(null);
                 }
                 if (earlier != null) {
                     keys.add(earlier); // a retry: answer with the message stored the first time
@@ -168,7 +156,7 @@ public final class StateApplier {
             long dueAt = stamp + m.getDelayMs();
             EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
             if (!pid.isEmpty()) {
-                batch.putProducerId(pid, key, stamp);
+                producerIds.remember(batch, pid, key, stamp);
                 inThisEntry.put(pid, key);
             }
             StoredMessage stored = StoredMessage.newBuilder()

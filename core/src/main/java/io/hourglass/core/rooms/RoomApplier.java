@@ -11,6 +11,7 @@ import io.hourglass.core.proto.RoomSendCmd;
 import io.hourglass.core.proto.StoredRoom;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
 import io.hourglass.core.storage.StoreBatch;
 import io.hourglass.core.storage.TermIndex;
 import java.util.ArrayList;
@@ -41,11 +42,11 @@ import org.slf4j.LoggerFactory;
 public final class RoomApplier {
     private static final Logger LOG = LoggerFactory.getLogger(RoomApplier.class);
     private final RoomStore rooms;
-    private final EventStore store;
+    private final ProducerIds producerIds;
 
     public RoomApplier(EventStore store) {
-        this.store = store;
         this.rooms = new RoomStore(store);
+        this.producerIds = new ProducerIds(store);
     }
 
     public ApplyResult apply(StoreBatch batch, RoomCommand command, long stampMs, TermIndex position) {
@@ -73,14 +74,14 @@ public final class RoomApplier {
         List<PendingMessage> sent = new ArrayList<>(send.getMessagesCount());
         List<RoomKey> answered = new ArrayList<>(send.getMessagesCount());
         java.util.Map<String, RoomKey> inThisEntry = new java.util.HashMap<>();
-        io.hourglass.core.command.StateApplier.forgetExpiredProducerIds(batch, stampMs);
+        producerIds.forgetExpired(batch, stampMs);
         for (int i = 0; i < send.getMessagesCount(); i++) {
             RoomNewMessage m = send.getMessages(i);
             String pid = m.getProducerId();
             if (!pid.isEmpty()) {
                 RoomKey earlier = inThisEntry.get(pid);
                 if (earlier == null) {
-                    earlier = store.roomKeyOfProducerId(pid).map(RoomKey::fromBytes).orElse(null);
+                    earlier = producerIds.roomKeyOf(pid).map(RoomKey::fromBytes).orElse(null);
                 }
                 if (earlier != null) {
                     answered.add(earlier); // a retry: answer with the message stored the first time
@@ -89,7 +90,7 @@ public final class RoomApplier {
             }
             RoomKey key = RoomKey.of(room, m.getPriority(), position.index(), i);
             if (!pid.isEmpty()) {
-                batch.putRoomProducerId(pid, key.toBytes(), stampMs);
+                producerIds.rememberRoom(batch, pid, key.toBytes(), stampMs);
                 inThisEntry.put(pid, key);
             }
             answered.add(key);

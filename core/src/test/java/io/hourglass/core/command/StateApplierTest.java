@@ -14,6 +14,7 @@ import io.hourglass.core.proto.PutCmd;
 import io.hourglass.core.proto.RegisterGroupCmd;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
 import io.hourglass.core.storage.TermIndex;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -167,7 +168,7 @@ class StateApplierTest {
     @Test
     void producerIdsAreForgottenAfterTheDedupWindow() {
         EventKey first = apply(putWithId("t", "p-1", "x"), 1_000).published().get(0);
-        long later = 1_000 + StateApplier.DEDUP_WINDOW_MS + 1;
+        long later = 1_000 + ProducerIds.WINDOW_MS + 1;
         apply(put("t", 0, 0, "another"), later);
         assertTrue(store.keyOfProducerId("p-1").isEmpty(), "forgotten by the next entry after the window");
         EventKey again = apply(putWithId("t", "p-1", "x"), later + 1).published().get(0);
