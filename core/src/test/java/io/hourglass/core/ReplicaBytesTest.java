@@ -21,6 +21,7 @@ import io.hourglass.core.proto.RoomGuarantee;
 import io.hourglass.core.proto.RoomNewMessage;
 import io.hourglass.core.proto.RoomReleaseCmd;
 import io.hourglass.core.proto.RoomSendCmd;
+import io.hourglass.core.rooms.RoomApplier;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.core.storage.TermIndex;
 import java.nio.file.Path;
@@ -43,8 +44,8 @@ class ReplicaBytesTest {
     @Test
     void everyCommandKindWritesTheSameBytesOnEveryReplica(@TempDir Path dir) {
         try (EventStore a = EventStore.open(dir.resolve("a")); EventStore b = EventStore.open(dir.resolve("b"))) {
-            script(new StateApplier(a));
-            script(new StateApplier(b));
+            script(new StateApplier(a, new RoomApplier(a)));
+            script(new StateApplier(b, new RoomApplier(b)));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
             assertEquals(new TermIndex(3, 15), da.applied());

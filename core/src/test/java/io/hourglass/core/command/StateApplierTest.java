@@ -222,6 +222,19 @@ class StateApplierTest {
     }
 
     @Test
+    void aCommandOfADomainNotRegisteredFailsWithoutWriting() {
+        Command room = Command.newBuilder().setRoom(io.hourglass.core.proto.RoomCommand.newBuilder().setRoom("r")
+                .setSend(io.hourglass.core.proto.RoomSendCmd.getDefaultInstance())).setStampedAtMs(1).build();
+        assertThrows(IllegalStateException.class, () -> applier.apply(room, new TermIndex(1, 1)));
+        assertEquals(TermIndex.INITIAL, store.appliedIndex(), "the entry was not applied");
+    }
+
+    @Test
+    void aCommandKindOwnedTwiceIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> new StateApplier(store, new QueueApplier(store)));
+    }
+
+    @Test
     void restartRecoversExactlyTheAppliedState() {
         apply(register("t", "g"), 1);
         EventKey kept = apply(put("t", 0, 1000, "kept"), 2).published().get(0);
