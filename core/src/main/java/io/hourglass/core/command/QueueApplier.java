@@ -23,7 +23,8 @@ import java.util.Set;
 
 /**
  * The deterministic apply of the scheduled queue's commands (DESIGN §3): publishes, delete batches,
- * durable groups, purges and single deletes. Apply thread only; see
+ * durable groups, purges and single deletes. Commands are built by {@link QueueCommands} (publish)
+ * and by the delivery pipeline (group registration, delete batches). Apply thread only; see
  * {@link CommandApplier} for the determinism contract.
  */
 public final class QueueApplier implements CommandApplier {

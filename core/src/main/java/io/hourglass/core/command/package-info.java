@@ -11,7 +11,8 @@
  *                     ApplyListeners (delivery, rooms)
  * </pre>
  *
- * The core proposes through the {@link io.hourglass.core.command.Replicator} seam without knowing
+ * The queue's commands are built here too ({@link io.hourglass.core.command.QueueCommands}), and
+ * the core proposes through the {@link io.hourglass.core.command.Replicator} seam without knowing
  * Raft. This package names no domain above it: rooms and delivery depend on it, never the reverse
  * (checked by {@code LayeringTest}).
  */

@@ -235,6 +235,18 @@ class StateApplierTest {
     }
 
     @Test
+    void publishIsBuiltBesideItsApplier() {
+        Command c = QueueCommands.publish(List.of(
+                QueueCommands.message("t", ByteString.copyFromUtf8("a"), java.util.Map.of("k", "v"), 10, 20, "p-9")));
+        EventKey k = apply(c.toBuilder(), 1_000).published().get(0);
+        var m = store.message(k).orElseThrow();
+        assertEquals(1_010, m.getDueAtMs());
+        assertEquals(1_030, m.getExpiresAtMs());
+        assertEquals("v", m.getHeadersOrThrow("k"));
+        assertEquals(java.util.Optional.of(k), store.keyOfProducerId("p-9"));
+    }
+
+    @Test
     void restartRecoversExactlyTheAppliedState() {
         apply(register("t", "g"), 1);
         EventKey kept = apply(put("t", 0, 1000, "kept"), 2).published().get(0);
