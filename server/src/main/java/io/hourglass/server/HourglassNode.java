@@ -5,6 +5,7 @@ import io.hourglass.core.command.PublishCoalescer;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.rooms.RoomApplier;
 import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
@@ -77,7 +78,8 @@ public final class HourglassNode implements AutoCloseable {
         LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", nodeId,
                 config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
         store = stack.push("store", EventStore.open(config.dataDir().resolve("db")));
-        StateApplier applier = new StateApplier(store);
+        // The queue's commands are the seam's own; each further domain registers its applier here.
+        StateApplier applier = new StateApplier(store, new RoomApplier(store));
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
                 config.limits().maxBatchBytes() + (64 << 10), metrics::recordPropose);
         // Concurrent publish requests share log entries (group commit; PublishCoalescer).

@@ -1,54 +1,67 @@
 package io.hourglass.core.command;
 
+import com.google.protobuf.ByteString;
 import io.hourglass.core.proto.CommandReply;
-import io.hourglass.core.rooms.PendingMessage;
-import io.hourglass.core.rooms.RoomChange;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.TermIndex;
 import java.util.List;
 
 /**
  * What applying one entry changed, for the listeners on this replica (dispatcher wake-up,
- * in-flight clean-up) and, through {@link #reply()}, for the proposer.
+ * in-flight clean-up, the room leader) and, through {@link #reply()}, for the proposer.
  *
  * @param published keys of new messages, in entry order
  * @param duePublished whether any new message was already due at the entry's stamp
  * @param deleted messages removed from the store
  * @param receipts durable-group receipts written (message not necessarily removed)
- * @param rooms what a room command changed (empty for other commands); the keys of sent room
- *        messages are answered to the proposer in {@code published_keys}, after any event keys
+ * @param changes what a command of a domain registered with the {@link StateApplier} changed
+ *        (rooms: {@code RoomChange}); empty for the queue's commands. Their
+ *        {@link Change#answeredIds()} are answered to the proposer in {@code published_keys},
+ *        after any event keys
  */
 public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> published, boolean duePublished,
-                          List<EventKey> deleted, List<Receipt> receipts, List<RoomChange> rooms) {
+                          List<EventKey> deleted, List<Receipt> receipts, List<Change> changes) {
 
     /** A durable group's acknowledgement of one message, now replicated. */
     public record Receipt(EventKey key, String group) {
+    }
+
+    /**
+     * A domain's own account of what its command changed. The seam carries it to that domain's
+     * listeners without knowing its type; listeners pick theirs out with {@code instanceof}.
+     */
+    public interface Change {
+        /** Ids the proposer is answered with, in entry order; none by default. */
+        default List<ByteString> answeredIds() {
+            return List.of();
+        }
     }
 
     public ApplyResult {
         published = List.copyOf(published);
         deleted = List.copyOf(deleted);
         receipts = List.copyOf(receipts);
-        rooms = List.copyOf(rooms);
+        changes = List.copyOf(changes);
     }
 
-    /** A result that changed no room. */
+    /** A result of the queue's commands (no domain change). */
     public ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> published, boolean duePublished,
                        List<EventKey> deleted, List<Receipt> receipts) {
         this(position, stampedAtMs, published, duePublished, deleted, receipts, List.of());
     }
 
+    /** The result of an entry that changed nothing a listener follows. */
+    public static ApplyResult unchanged(TermIndex position, long stampedAtMs) {
+        return new ApplyResult(position, stampedAtMs, List.of(), false, List.of(), List.of());
+    }
+
     public CommandReply reply() {
         CommandReply.Builder b = CommandReply.newBuilder().setStampedAtMs(stampedAtMs).setDeletedCount(deleted.size());
         for (EventKey k : published) {
-            b.addPublishedKeys(com.google.protobuf.ByteString.copyFrom(k.toBytes()));
+            b.addPublishedKeys(ByteString.copyFrom(k.toBytes()));
         }
-        for (RoomChange change : rooms) {
-            if (change instanceof RoomChange.Sent sent) {
-                for (io.hourglass.core.rooms.RoomKey k : sent.answered()) {
-                    b.addPublishedKeys(com.google.protobuf.ByteString.copyFrom(k.toBytes()));
-                }
-            }
+        for (Change change : changes) {
+            b.addAllPublishedKeys(change.answeredIds());
         }
         return b.build();
     }

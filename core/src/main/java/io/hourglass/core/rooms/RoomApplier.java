@@ -1,6 +1,8 @@
 package io.hourglass.core.rooms;
 
 import io.hourglass.core.command.ApplyResult;
+import io.hourglass.core.command.CommandApplier;
+import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.RoomCommand;
 import io.hourglass.core.proto.RoomConfigureCmd;
 import io.hourglass.core.proto.RoomGuarantee;
@@ -11,20 +13,25 @@ import io.hourglass.core.proto.RoomSendCmd;
 import io.hourglass.core.proto.StoredRoom;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
 import io.hourglass.core.storage.StoreBatch;
 import io.hourglass.core.storage.TermIndex;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The deterministic apply of {@link RoomCommand}s, called by
- * {@link io.hourglass.core.command.StateApplier} on the apply thread. It reads only the command, the
- * entry's stamp and position, and the store, so every replica writes the same bytes.
+ * The deterministic apply of {@link RoomCommand}s, registered with the
+ * {@link io.hourglass.core.command.StateApplier} at the node's composition root and called on the
+ * apply thread. It reads only the command, the entry's stamp and position, and the store, so every
+ * replica writes the same bytes.
  *
  * <ul>
  *   <li>send: stores each message under {@code RoomKey.of(room, priority, logIndex, position)};</li>
@@ -38,17 +45,24 @@ import org.slf4j.LoggerFactory;
  * A command naming no room changes nothing (every replica agrees on that); a command of a kind this
  * version does not know throws, because skipping it would let replicas diverge silently.
  */
-public final class RoomApplier {
+public final class RoomApplier implements CommandApplier {
     private static final Logger LOG = LoggerFactory.getLogger(RoomApplier.class);
     private final RoomStore rooms;
-    private final EventStore store;
+    private final ProducerIds producerIds;
 
     public RoomApplier(EventStore store) {
-        this.store = store;
         this.rooms = new RoomStore(store);
+        this.producerIds = new ProducerIds(store);
     }
 
-    public ApplyResult apply(StoreBatch batch, RoomCommand command, long stampMs, TermIndex position) {
+    @Override
+    public Set<Command.BodyCase> kinds() {
+        return EnumSet.of(Command.BodyCase.ROOM);
+    }
+
+    @Override
+    public ApplyResult apply(StoreBatch batch, Command entry, long stampMs, TermIndex position) {
+        RoomCommand command = entry.getRoom();
         String room = command.getRoom();
         RoomChange change;
         switch (command.getOpCase()) {
@@ -72,15 +86,15 @@ public final class RoomApplier {
         }
         List<PendingMessage> sent = new ArrayList<>(send.getMessagesCount());
         List<RoomKey> answered = new ArrayList<>(send.getMessagesCount());
-        java.util.Map<String, RoomKey> inThisEntry = new java.util.HashMap<>();
-        io.hourglass.core.command.StateApplier.forgetExpiredProducerIds(batch, stampMs);
+        Map<String, RoomKey> inThisEntry = new HashMap<>();
+        producerIds.forgetExpired(batch, stampMs);
         for (int i = 0; i < send.getMessagesCount(); i++) {
             RoomNewMessage m = send.getMessages(i);
             String pid = m.getProducerId();
             if (!pid.isEmpty()) {
                 RoomKey earlier = inThisEntry.get(pid);
                 if (earlier == null) {
-                    earlier = store.roomKeyOfProducerId(pid).map(RoomKey::fromBytes).orElse(null);
+                    earlier = producerIds.roomKeyOf(pid).map(RoomKey::fromBytes).orElse(null);
                 }
                 if (earlier != null) {
                     answered.add(earlier); // a retry: answer with the message stored the first time
@@ -89,7 +103,7 @@ public final class RoomApplier {
             }
             RoomKey key = RoomKey.of(room, m.getPriority(), position.index(), i);
             if (!pid.isEmpty()) {
-                batch.putRoomProducerId(pid, key.toBytes(), stampMs);
+                producerIds.rememberRoom(batch, pid, key.toBytes(), stampMs);
                 inThisEntry.put(pid, key);
             }
             answered.add(key);

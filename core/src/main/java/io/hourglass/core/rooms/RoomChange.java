@@ -1,15 +1,18 @@
 package io.hourglass.core.rooms;
 
+import com.google.protobuf.ByteString;
+import io.hourglass.core.command.ApplyResult;
 import io.hourglass.core.proto.RoomConfigureCmd;
 import io.hourglass.core.proto.RoomMessage;
 import java.util.List;
 
 /**
  * What applying one room command changed, as told to {@link io.hourglass.core.command.ApplyListener}s
- * through {@link io.hourglass.core.command.ApplyResult#rooms()}. The room leader follows the
- * replicated state with these; followers ignore them.
+ * through {@link ApplyResult#changes()}. The room leader follows the replicated state with these;
+ * followers ignore them.
  */
-public sealed interface RoomChange permits RoomChange.Sent, RoomChange.Released, RoomChange.Configured {
+public sealed interface RoomChange extends ApplyResult.Change
+        permits RoomChange.Sent, RoomChange.Released, RoomChange.Configured {
     String room();
 
     /**
@@ -25,6 +28,12 @@ public sealed interface RoomChange permits RoomChange.Sent, RoomChange.Released,
 
         public Sent(String room, List<PendingMessage> messages) {
             this(room, messages, messages.stream().map(PendingMessage::key).toList());
+        }
+
+        /** The proposer learns the room keys of its messages, in {@code published_keys}. */
+        @Override
+        public List<ByteString> answeredIds() {
+            return answered.stream().map(k -> ByteString.copyFrom(k.toBytes())).toList();
         }
     }
 

@@ -102,11 +102,14 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
     /** Follows the replicated state on the leader; cheap no-op on followers. Apply thread. */
     @Override
     public void onApplied(ApplyResult result) {
-        if (!leading || result.rooms().isEmpty()) {
+        if (!leading || result.changes().isEmpty()) {
             return;
         }
         long index = result.position().index();
-        for (RoomChange change : result.rooms()) {
+        for (ApplyResult.Change c : result.changes()) {
+            if (!(c instanceof RoomChange change)) {
+                continue;
+            }
             loop.submit(() -> {
                 if (leader != null) {
                     leader.onApplied(change, index);

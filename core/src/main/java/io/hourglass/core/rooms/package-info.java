@@ -5,7 +5,7 @@
  *
  * <pre>
  *  send / configure ──propose──▶ Raft ──▶ StateApplier ──▶ RoomApplier ──▶ rooms column family
- *                                                │ ApplyResult.rooms (RoomChange)
+ *                                                │ ApplyResult.changes (RoomChange)
  *                                                ▼
  *  client calls ──events──▶ RoomEngine ──one thread──▶ RoomsLeader (leader only)
  *  (subscribe, ack, ping,        │                       ├─ ClientSession per client (sink, timeout)

@@ -27,7 +27,7 @@ public final class DueRange {
     private DueRange() {
     }
 
-    static long scan(EventStore.Db d, Snapshot snapshot, long topicHash, EventKey from, long nowMs, Visitor visitor) {
+    static long scan(Db d, Snapshot snapshot, long topicHash, EventKey from, long nowMs, Visitor visitor) {
         byte[] start = from.toBytes();
         byte[] topicEnd = topicHash == -1L ? null : EventKey.scanStart(topicHash + 1);
         try (ReadOptions eventsRo = new ReadOptions().setSnapshot(snapshot);

@@ -1,31 +1,26 @@
 package io.hourglass.core.storage;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.hourglass.core.proto.StoredMessage;
-import io.hourglass.core.proto.TopicGroups;
-import java.nio.ByteBuffer;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.rocksdb.Checkpoint;
-import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.ColumnFamilyOptions;
-import org.rocksdb.DBOptions;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
-import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
-import org.rocksdb.WriteOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,80 +29,30 @@ import org.slf4j.LoggerFactory;
  * {@link #commit(StoreBatch, TermIndex)}, which stores the batch and the applied log position
  * atomically, so after a crash the store holds exactly the entries up to {@link #appliedIndex()}.
  *
+ * <p>This class owns the lifecycle (open, checkpoint, restore, digest, close) and the raw reads;
+ * the domains' reads live in views of this package — {@code QueueStore} (messages, receipts,
+ * expiry; delegated to from here), {@code TopicRegistry}, {@link ProducerIds} — and in the rooms'
+ * own view of the {@code rooms} column family.
+ *
  * <p>Thread-safety: reads from any thread; {@code commit} from the single apply thread.
  */
 public final class EventStore implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EventStore.class);
-    static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
-    static final String TOPIC_PREFIX = "topic/";
-
-    static {
-        RocksDB.loadLibrary();
-    }
 
     private final Path dir;
     /** Swapped only by {@link #restoreFrom}, under the write lock; every use holds the read lock. */
     private volatile Db db;
-    private final java.util.concurrent.locks.ReentrantReadWriteLock swap = new java.util.concurrent.locks.ReentrantReadWriteLock();
-    /** Topic → durable groups; replaced (never mutated) after each commit that changes it. */
-    private final Map<String, Set<String>> registry = new ConcurrentHashMap<>();
+    private final ReentrantReadWriteLock swap = new ReentrantReadWriteLock();
+    private final TopicRegistry registry = new TopicRegistry();
+    private final QueueStore queue = new QueueStore(this);
+    private final ProducerIds producerIds = new ProducerIds(this);
     private volatile TermIndex applied;
-
-    /** One open RocksDB with its column families. */
-    static final class Db {
-        final DBOptions dbOptions;
-        final ColumnFamilyOptions cfOptions;
-        final WriteOptions writeOptions;
-        final RocksDB rocks;
-        final List<ColumnFamilyHandle> handles = new ArrayList<>();
-        final ColumnFamilyHandle events;
-        final ColumnFamilyHandle expiry;
-        final ColumnFamilyHandle receipts;
-        final ColumnFamilyHandle meta;
-        final ColumnFamilyHandle rooms;
-        final ColumnFamilyHandle dedup;
-
-        Db(Path dir) throws RocksDBException {
-            dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
-            cfOptions = new ColumnFamilyOptions();
-            // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
-            writeOptions = new WriteOptions().setSync(false);
-            List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-            descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
-            for (String name : COLUMN_FAMILIES) {
-                descriptors.add(new ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfOptions));
-            }
-            rocks = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
-            events = handles.get(1);
-            expiry = handles.get(2);
-            receipts = handles.get(3);
-            meta = handles.get(4);
-            rooms = handles.get(5);
-            dedup = handles.get(6);
-        }
-
-        void close() {
-            try {
-                rocks.flushWal(true);
-            } catch (RocksDBException e) {
-                LOG.warn("WAL flush on close failed: {}", e.getMessage());
-            }
-            handles.forEach(ColumnFamilyHandle::close);
-            rocks.close();
-            writeOptions.close();
-            cfOptions.close();
-            dbOptions.close();
-        }
-    }
-
-    /** Column families after the default one, in handle order. */
-    static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup");
 
     private EventStore(Path dir) throws RocksDBException {
         this.dir = dir;
         this.db = new Db(dir);
         this.applied = readApplied();
-        loadRegistry();
+        registry.reload(this);
     }
 
     /** The applied position recorded in a store directory that is not open (a downloaded checkpoint). */
@@ -126,7 +71,7 @@ public final class EventStore implements AutoCloseable {
             EventStore store = new EventStore(dir);
             LOG.info("opened store {} at applied {}", dir, store.applied);
             return store;
-        } catch (RocksDBException | java.io.IOException e) {
+        } catch (RocksDBException | IOException e) {
             throw new StorageException("cannot open the store in " + dir + ": " + e.getMessage(), e);
         }
     }
@@ -151,8 +96,7 @@ public final class EventStore implements AutoCloseable {
             if (batch.db() != d) {
                 throw new StorageException("the store was replaced while a batch was built", null);
             }
-            batch.writeBatch().put(d.meta, APPLIED_KEY,
-                    ByteBuffer.allocate(16).putLong(position.term()).putLong(position.index()).array());
+            batch.writeBatch().put(d.meta, Db.APPLIED_KEY, Db.encodeApplied(position));
             d.rocks.write(d.writeOptions, batch.writeBatch());
         } catch (RocksDBException e) {
             throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
@@ -160,32 +104,25 @@ public final class EventStore implements AutoCloseable {
             swap.readLock().unlock();
             batch.close();
         }
-        batch.registryChanges().forEach((topic, groups) -> {
-            if (groups.isEmpty()) {
-                registry.remove(topic);
-            } else {
-                registry.put(topic, Set.copyOf(groups));
-            }
-        });
+        registry.apply(batch.registryChanges());
         applied = position;
     }
 
     public Optional<StoredMessage> message(EventKey key) {
-        byte[] value = get(d -> d.events, key.toBytes());
-        return value == null ? Optional.empty() : Optional.of(parse(value));
+        return queue.message(key);
     }
 
     public boolean hasReceipt(EventKey key, String group) {
-        return get(d -> d.receipts, StoreKeys.receiptKey(key, group)) != null;
+        return queue.hasReceipt(key, group);
     }
 
     /** The durable groups of a topic (empty when it has none). */
     public Set<String> durableGroups(String topic) {
-        return registry.getOrDefault(topic, Set.of());
+        return registry.durableGroups(topic);
     }
 
     public Map<String, Set<String>> topicRegistry() {
-        return Map.copyOf(registry);
+        return registry.all();
     }
 
     /** Receives scanned messages; returns false to stop the scan. */
@@ -199,8 +136,7 @@ public final class EventStore implements AutoCloseable {
      * snapshot and never touches keys due later (the iterator's upper bound stops it).
      */
     public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
-        scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
-                (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+        queue.scanDue(topicHash, nowMs, visitor);
     }
 
     /**
@@ -211,11 +147,11 @@ public final class EventStore implements AutoCloseable {
      * {@link Long#MAX_VALUE} when none follows or the visitor stopped the scan.
      */
     public long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
-        return read((d, snapshot) -> DueRange.scan(d, snapshot, topicHash, from, nowMs, visitor));
+        return queue.scanDueFrom(topicHash, from, nowMs, visitor);
     }
 
     /** Runs {@code body} over one consistent snapshot of the open database (same package). */
-    <T> T read(java.util.function.BiFunction<Db, Snapshot, T> body) {
+    <T> T read(BiFunction<Db, Snapshot, T> body) {
         swap.readLock().lock();
         Db d = db;
         Snapshot snapshot = d.rocks.getSnapshot();
@@ -229,54 +165,64 @@ public final class EventStore implements AutoCloseable {
 
     /** Parses a stored message value (a scan's raw bytes). */
     public static StoredMessage parseMessage(byte[] value) {
-        return parse(value);
+        return QueueStore.parse(value);
     }
 
     /** Visits the keys of messages whose expiry time is at or before {@code nowMs}. */
-    public void scanExpired(long nowMs, java.util.function.Predicate<EventKey> visitor) {
-        byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
-        scan(d -> d.expiry, new byte[0], end, (k, v) -> visitor.test(
-                EventKey.fromBytes(java.util.Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
+    public void scanExpired(long nowMs, Predicate<EventKey> visitor) {
+        queue.scanExpired(nowMs, visitor);
     }
 
     /** Visits every stored message in key order (admin and tests; O(store)). */
     public void scanAll(ScanVisitor visitor) {
-        scan(d -> d.events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+        queue.scanAll(visitor);
+    }
+
+    /** Visits every stored message of one topic (due or not), in key order. */
+    public void scanTopic(String topic, ScanVisitor visitor) {
+        queue.scanTopic(topic, visitor);
+    }
+
+    /** The key a publish's producer id was stored under within the dedup window ({@link ProducerIds}). */
+    public Optional<EventKey> keyOfProducerId(String producerId) {
+        return producerIds.keyOf(producerId);
+    }
+
+    /** The client address a member registered through the log, if it did. */
+    public Optional<String> peerAddress(String id) {
+        byte[] v = get(d -> d.meta, StoreKeys.peerKey(id));
+        return v == null ? Optional.empty() : Optional.of(new String(v, StandardCharsets.UTF_8));
     }
 
     interface RawVisitor {
         boolean visit(byte[] key, byte[] value);
     }
 
-    void scan(java.util.function.Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
+    void scan(Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
               RawVisitor visitor) {
-        swap.readLock().lock();
-        Db d = db;
-        ColumnFamilyHandle cf = family.apply(d);
-        Snapshot snapshot = d.rocks.getSnapshot();
-        try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
-             Slice upper = endExclusive == null ? null : new Slice(endExclusive)) {
-            if (upper != null) {
-                ro.setIterateUpperBound(upper);
-            }
-            try (RocksIterator it = d.rocks.newIterator(cf, ro)) {
-                for (it.seek(start); it.isValid(); it.next()) {
-                    if (!visitor.visit(it.key(), it.value())) {
-                        break;
-                    }
+        read((d, snapshot) -> {
+            try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
+                 Slice upper = endExclusive == null ? null : new Slice(endExclusive)) {
+                if (upper != null) {
+                    ro.setIterateUpperBound(upper);
                 }
-                it.status();
+                try (RocksIterator it = d.rocks.newIterator(family.apply(d), ro)) {
+                    for (it.seek(start); it.isValid(); it.next()) {
+                        if (!visitor.visit(it.key(), it.value())) {
+                            break;
+                        }
+                    }
+                    it.status();
+                }
+                return null;
+            } catch (RocksDBException e) {
+                throw new StorageException("scan failed: " + e.getMessage(), e);
             }
-        } catch (RocksDBException e) {
-            throw new StorageException("scan failed: " + e.getMessage(), e);
-        } finally {
-            d.rocks.releaseSnapshot(snapshot);
-            swap.readLock().unlock();
-        }
+        });
     }
 
     /** Reads one key of a column family chosen by the caller (same package). */
-    byte[] get(java.util.function.Function<Db, ColumnFamilyHandle> family, byte[] key) {
+    byte[] get(Function<Db, ColumnFamilyHandle> family, byte[] key) {
         swap.readLock().lock();
         try {
             return db.rocks.get(family.apply(db), key);
@@ -304,30 +250,22 @@ public final class EventStore implements AutoCloseable {
      * entries up to that index, so a reader can replay later changes without gaps or repeats.
      */
     public TermIndex scanRoomEntries(RoomEntryVisitor visitor) {
-        swap.readLock().lock();
-        Db d = db;
-        Snapshot snapshot = d.rocks.getSnapshot();
-        try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot)) {
-            byte[] appliedValue = d.rocks.get(d.meta, ro, APPLIED_KEY);
-            try (RocksIterator it = d.rocks.newIterator(d.rooms, ro)) {
-                for (it.seekToFirst(); it.isValid(); it.next()) {
-                    if (!visitor.visit(it.key(), it.value())) {
-                        break;
+        return read((d, snapshot) -> {
+            try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot)) {
+                byte[] appliedValue = d.rocks.get(d.meta, ro, Db.APPLIED_KEY);
+                try (RocksIterator it = d.rocks.newIterator(d.rooms, ro)) {
+                    for (it.seekToFirst(); it.isValid(); it.next()) {
+                        if (!visitor.visit(it.key(), it.value())) {
+                            break;
+                        }
                     }
+                    it.status();
                 }
-                it.status();
+                return Db.decodeApplied(appliedValue);
+            } catch (RocksDBException e) {
+                throw new StorageException("rooms scan failed: " + e.getMessage(), e);
             }
-            if (appliedValue == null) {
-                return TermIndex.INITIAL;
-            }
-            ByteBuffer b = ByteBuffer.wrap(appliedValue);
-            return new TermIndex(b.getLong(), b.getLong());
-        } catch (RocksDBException e) {
-            throw new StorageException("rooms scan failed: " + e.getMessage(), e);
-        } finally {
-            d.rocks.releaseSnapshot(snapshot);
-            swap.readLock().unlock();
-        }
+        });
     }
 
     /** The replicated state condensed: SHA-256 over every column family, and the position it covers. */
@@ -336,40 +274,10 @@ public final class EventStore implements AutoCloseable {
 
     /**
      * Digests every replicated column family from one RocksDB snapshot, so the digest and the
-     * applied position it reports belong together. O(store): an operator's and a test's query.
+     * applied position it reports belong together ({@code StoreDigest}). O(store).
      */
     public Digest digest() {
-        swap.readLock().lock();
-        Db d = db;
-        Snapshot snapshot = d.rocks.getSnapshot();
-        try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot)) {
-            java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-            TermIndex at = TermIndex.INITIAL;
-            for (int i = 1; i < d.handles.size(); i++) {
-                sha.update((byte) i);
-                try (RocksIterator it = d.rocks.newIterator(d.handles.get(i), ro)) {
-                    for (it.seekToFirst(); it.isValid(); it.next()) {
-                        byte[] k = it.key();
-                        byte[] v = it.value();
-                        if (d.handles.get(i) == d.meta && java.util.Arrays.equals(k, APPLIED_KEY)) {
-                            ByteBuffer b = ByteBuffer.wrap(v);
-                            at = new TermIndex(b.getLong(), b.getLong());
-                            continue; // the position is reported beside the digest, not inside it
-                        }
-                        sha.update(ByteBuffer.allocate(8).putInt(k.length).putInt(v.length).array());
-                        sha.update(k);
-                        sha.update(v);
-                    }
-                    it.status();
-                }
-            }
-            return new Digest(at, java.util.HexFormat.of().formatHex(sha.digest()));
-        } catch (RocksDBException | java.security.NoSuchAlgorithmException e) {
-            throw new StorageException("digest failed: " + e.getMessage(), e);
-        } finally {
-            d.rocks.releaseSnapshot(snapshot);
-            swap.readLock().unlock();
-        }
+        return read(StoreDigest::of);
     }
 
     /** Flushes memtables to SST files so the applied state no longer depends on the WAL. */
@@ -412,97 +320,29 @@ public final class EventStore implements AutoCloseable {
             Files.move(checkpoint, dir);
             db = new Db(dir);
             applied = readApplied();
-            registry.clear();
-            loadRegistry();
+            registry.reload(this);
             deleteRecursively(old);
             LOG.info("store {} replaced by a checkpoint: applied {} -> {}", dir, before, applied);
-        } catch (RocksDBException | java.io.IOException e) {
+        } catch (RocksDBException | IOException e) {
             throw new StorageException("cannot install checkpoint " + checkpoint + ": " + e.getMessage(), e);
         } finally {
             swap.writeLock().unlock();
         }
     }
 
-    static void deleteRecursively(Path p) throws java.io.IOException {
+    static void deleteRecursively(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;
         }
         try (var files = Files.walk(p)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(f);
             }
         }
     }
 
-    /** The key a producer id was stored under, if it was stored since the dedup window began. */
-    public Optional<EventKey> keyOfProducerId(String producerId) {
-        byte[] v = get(d -> d.dedup, StoreKeys.dedupKey(producerId));
-        return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(java.util.Arrays.copyOf(v, EventKey.LENGTH)));
-    }
-
-    /** The room key a room send's producer id was stored under, within the dedup window. */
-    public Optional<byte[]> roomKeyOfProducerId(String producerId) {
-        byte[] v = get(d -> d.dedup, StoreKeys.roomDedupKey(producerId));
-        return v == null ? Optional.empty() : Optional.of(java.util.Arrays.copyOf(v, v.length - 8));
-    }
-
-    interface DedupVisitor {
-        boolean visit(long stampMs, String producerId);
-    }
-
-    void scanDedupTimes(long beforeMs, DedupVisitor visitor) {
-        byte[] start = {'t'};
-        byte[] end = ByteBuffer.allocate(9).put((byte) 't').putLong(beforeMs).array();
-        scan(d -> d.dedup, start, end, (k, v) -> visitor.visit(ByteBuffer.wrap(k, 1, 8).getLong(),
-                new String(k, 9, k.length - 9, StandardCharsets.UTF_8)));
-    }
-
-    /** The client address a member registered through the log, if it did. */
-    public Optional<String> peerAddress(String id) {
-        byte[] v = get(d -> d.meta, StoreKeys.peerKey(id));
-        return v == null ? Optional.empty() : Optional.of(new String(v, StandardCharsets.UTF_8));
-    }
-
-    /** Visits every stored message of one topic (due or not), in key order. */
-    public void scanTopic(String topic, ScanVisitor visitor) {
-        long hash = EventKey.topicHash(topic);
-        byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
-        scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> {
-            var m = parse(v);
-            return !m.getTopic().equals(topic) || visitor.visit(EventKey.fromBytes(k), m);
-        });
-    }
-
-    static StoredMessage parse(byte[] value) {
-        try {
-            return StoredMessage.parseFrom(value);
-        } catch (InvalidProtocolBufferException e) {
-            throw new StorageException("corrupt stored message: " + e.getMessage(), e);
-        }
-    }
-
     private TermIndex readApplied() {
-        byte[] v = get(d -> d.meta, APPLIED_KEY);
-        if (v == null) {
-            return TermIndex.INITIAL;
-        }
-        ByteBuffer b = ByteBuffer.wrap(v);
-        return new TermIndex(b.getLong(), b.getLong());
-    }
-
-    private void loadRegistry() {
-        byte[] prefix = TOPIC_PREFIX.getBytes(StandardCharsets.UTF_8);
-        byte[] end = prefix.clone();
-        end[end.length - 1]++;
-        scan(d -> d.meta, prefix, end, (k, v) -> {
-            String topic = new String(k, prefix.length, k.length - prefix.length, StandardCharsets.UTF_8);
-            try {
-                registry.put(topic, Set.copyOf(TopicGroups.parseFrom(v).getGroupsList()));
-            } catch (InvalidProtocolBufferException e) {
-                throw new StorageException("corrupt topic registry entry for " + topic, e);
-            }
-            return true;
-        });
+        return Db.decodeApplied(get(d -> d.meta, Db.APPLIED_KEY));
     }
 
     @Override

@@ -5,7 +5,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The byte layout of the store's secondary keys (the primary one is {@link EventKey}): receipts,
- * the expiry index, the topic and peer registries in {@code meta}, and the producer-id dedup index.
+ * the expiry index, and the topic and peer registries in {@code meta} (the dedup index is
+ * {@link ProducerIds}' own).
  */
 final class StoreKeys {
     private StoreKeys() {
@@ -21,25 +22,10 @@ final class StoreKeys {
     }
 
     static byte[] topicKey(String topic) {
-        return (EventStore.TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
+        return (TopicRegistry.TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
     }
 
     static byte[] peerKey(String id) {
         return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
-    }
-
-    static byte[] dedupKey(String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + p.length).put((byte) 'p').put(p).array();
-    }
-
-    static byte[] roomDedupKey(String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + p.length).put((byte) 'r').put(p).array();
-    }
-
-    static byte[] dedupTimeKey(long stampMs, String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
     }
 }

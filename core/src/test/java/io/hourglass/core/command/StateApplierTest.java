@@ -14,6 +14,7 @@ import io.hourglass.core.proto.PutCmd;
 import io.hourglass.core.proto.RegisterGroupCmd;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
 import io.hourglass.core.storage.TermIndex;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -167,7 +168,7 @@ class StateApplierTest {
     @Test
     void producerIdsAreForgottenAfterTheDedupWindow() {
         EventKey first = apply(putWithId("t", "p-1", "x"), 1_000).published().get(0);
-        long later = 1_000 + StateApplier.DEDUP_WINDOW_MS + 1;
+        long later = 1_000 + ProducerIds.WINDOW_MS + 1;
         apply(put("t", 0, 0, "another"), later);
         assertTrue(store.keyOfProducerId("p-1").isEmpty(), "forgotten by the next entry after the window");
         EventKey again = apply(putWithId("t", "p-1", "x"), later + 1).published().get(0);
@@ -218,6 +219,31 @@ class StateApplierTest {
         assertThrows(IllegalStateException.class,
                 () -> applier.apply(put("t", 0, 0, "x").setStampedAtMs(1).build(), new TermIndex(1, index)),
                 "an index already applied");
+    }
+
+    @Test
+    void aCommandOfADomainNotRegisteredFailsWithoutWriting() {
+        Command room = Command.newBuilder().setRoom(io.hourglass.core.proto.RoomCommand.newBuilder().setRoom("r")
+                .setSend(io.hourglass.core.proto.RoomSendCmd.getDefaultInstance())).setStampedAtMs(1).build();
+        assertThrows(IllegalStateException.class, () -> applier.apply(room, new TermIndex(1, 1)));
+        assertEquals(TermIndex.INITIAL, store.appliedIndex(), "the entry was not applied");
+    }
+
+    @Test
+    void aCommandKindOwnedTwiceIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> new StateApplier(store, new QueueApplier(store)));
+    }
+
+    @Test
+    void publishIsBuiltBesideItsApplier() {
+        Command c = QueueCommands.publish(List.of(
+                QueueCommands.message("t", ByteString.copyFromUtf8("a"), java.util.Map.of("k", "v"), 10, 20, "p-9")));
+        EventKey k = apply(c.toBuilder(), 1_000).published().get(0);
+        var m = store.message(k).orElseThrow();
+        assertEquals(1_010, m.getDueAtMs());
+        assertEquals(1_030, m.getExpiresAtMs());
+        assertEquals("v", m.getHeadersOrThrow("k"));
+        assertEquals(java.util.Optional.of(k), store.keyOfProducerId("p-9"));
     }
 
     @Test

@@ -42,7 +42,7 @@ class RoomApplierTest {
     @BeforeEach
     void open() {
         store = EventStore.open(dir.resolve("db"));
-        applier = new StateApplier(store);
+        applier = new StateApplier(store, new RoomApplier(store));
         rooms = new RoomStore(store);
     }
 
@@ -81,7 +81,7 @@ class RoomApplierTest {
     }
 
     private static List<RoomKey> keys(ApplyResult r) {
-        return ((RoomChange.Sent) r.rooms().get(0)).messages().stream().map(PendingMessage::key).toList();
+        return ((RoomChange.Sent) r.changes().get(0)).messages().stream().map(PendingMessage::key).toList();
     }
 
     @Test
@@ -94,7 +94,7 @@ class RoomApplierTest {
         RoomKey key = keys(r1).get(0);
         assertEquals(List.of(), keys(r2), "nothing appended to the queue");
         assertEquals(r1.reply().getPublishedKeysList(), r2.reply().getPublishedKeysList(), "the retry gets the first id");
-        assertEquals(List.of(key), ((RoomChange.Sent) r2.rooms().get(0)).answered());
+        assertEquals(List.of(key), ((RoomChange.Sent) r2.changes().get(0)).answered());
         assertEquals(1, rooms.loadAll().pending().get("r").size());
     }
 
@@ -118,7 +118,7 @@ class RoomApplierTest {
     void atMostOnceReleaseDeletesTheMessageAndKeepsOnlyAMarker() {
         RoomKey k = keys(apply(send("r", 0, "m"))).get(0);
         ApplyResult r = apply(release("r", 9, true, "", k));
-        RoomChange.Released change = (RoomChange.Released) r.rooms().get(0);
+        RoomChange.Released change = (RoomChange.Released) r.changes().get(0);
         assertEquals(9, change.ticket());
         assertEquals("m", change.released().get(0).getPayload().toStringUtf8());
         assertTrue(rooms.message("r", k).isEmpty());
@@ -135,10 +135,10 @@ class RoomApplierTest {
         apply(release("r", 1, true, "", k));
         assertEquals("m", rooms.room("r").getInFlight().getPayload().toStringUtf8());
         assertTrue(rooms.room("r").getInFlightWhole());
-        RoomChange.Released again = (RoomChange.Released) apply(release("r", 2, true, "", k)).rooms().get(0);
+        RoomChange.Released again = (RoomChange.Released) apply(release("r", 2, true, "", k)).changes().get(0);
         assertEquals(List.of(k.id()), again.released().stream().map(RoomMessage::getId).toList());
         RoomKey unknown = RoomKey.of("r", 0, 99, 0);
-        RoomChange.Released none = (RoomChange.Released) apply(release("r", 3, true, "", unknown)).rooms().get(0);
+        RoomChange.Released none = (RoomChange.Released) apply(release("r", 3, true, "", unknown)).changes().get(0);
         assertEquals(List.of(unknown), none.missing());
         assertEquals(k.id(), rooms.room("r").getInFlight().getId(), "a release that found nothing changes nothing");
     }
@@ -171,7 +171,7 @@ class RoomApplierTest {
                 release("a", 1, true, "", RoomKey.of("a", 1, 2, 1)), release("b", 2, false, "", RoomKey.of("b", 0, 3, 0)));
         log.forEach(this::apply);
         try (EventStore other = EventStore.open(dir.resolve("other"))) {
-            StateApplier otherApplier = new StateApplier(other);
+            StateApplier otherApplier = new StateApplier(other, new RoomApplier(other));
             long i = 0;
             for (RoomCommand.Builder c : log) {
                 i++;
@@ -201,7 +201,7 @@ class RoomApplierTest {
     @Test
     void aRoomCommandWithoutARoomChangesNothing() {
         ApplyResult r = apply(send("", 0, "x"));
-        assertTrue(r.rooms().isEmpty());
+        assertTrue(r.changes().isEmpty());
         assertEquals(1, store.appliedIndex().index());
     }
 

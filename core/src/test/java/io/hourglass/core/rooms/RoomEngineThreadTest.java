@@ -59,7 +59,7 @@ class RoomEngineThreadTest {
         Clock clock = Clock.systemUTC();
         RoomsConfig config = new RoomsConfig(Duration.ofSeconds(1), Duration.ofMillis(50), Duration.ofSeconds(1));
         try (EventStore store = EventStore.open(dir.resolve("db"))) {
-            StateApplier applier = new StateApplier(store);
+            StateApplier applier = new StateApplier(store, new RoomApplier(store));
             RoomEngine engine = new RoomEngine(config, LimitsConfig.DEFAULTS, store, new LocalReplicator(applier, clock),
                     clock);
             applier.addListener(engine);
@@ -91,7 +91,7 @@ class RoomEngineThreadTest {
     void callsAfterCloseFailInsteadOfHanging() {
         Clock clock = Clock.systemUTC();
         try (EventStore store = EventStore.open(dir.resolve("db"))) {
-            StateApplier applier = new StateApplier(store);
+            StateApplier applier = new StateApplier(store, new RoomApplier(store));
             RoomEngine engine = new RoomEngine(RoomsConfig.DEFAULTS, LimitsConfig.DEFAULTS, store,
                     new LocalReplicator(applier, clock), clock);
             engine.start();

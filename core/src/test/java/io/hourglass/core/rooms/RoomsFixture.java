@@ -37,7 +37,7 @@ final class RoomsFixture implements AutoCloseable {
     RoomsFixture(Path dir, RoomsConfig config) {
         this.config = config;
         store = EventStore.open(dir.resolve("db"));
-        applier = new StateApplier(store);
+        applier = new StateApplier(store, new RoomApplier(store));
         replicator = new LocalReplicator(applier, clock);
         engine = newEngine();
     }

@@ -11,12 +11,11 @@ import io.hourglass.api.v1.PublishedMessage;
 import io.hourglass.api.v1.SubscribeRequest;
 import io.hourglass.api.v1.SubscribeResponse;
 import io.hourglass.core.command.PublishValidator;
+import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.delivery.DeliveryEngine;
-import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.proto.NewMessage;
-import io.hourglass.core.proto.PutCmd;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.server.NodeMetrics;
 import java.util.ArrayList;
@@ -108,13 +107,12 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
     private CompletableFuture<PublishResponse> publishBatch(PublishRequest request) {
         List<NewMessage> messages = new ArrayList<>(request.getMessagesCount());
         for (PublishMessage m : request.getMessagesList()) {
-            messages.add(NewMessage.newBuilder().setTopic(m.getTopic()).setPayload(m.getPayload())
-                    .putAllHeaders(m.getHeadersMap()).setDelayMs(m.getDelayMs()).setTtlMs(m.getTtlMs())
-                    .setProducerId(m.getProducerId()).build());
+            messages.add(QueueCommands.message(m.getTopic(), m.getPayload(), m.getHeadersMap(), m.getDelayMs(),
+                    m.getTtlMs(), m.getProducerId()));
         }
         validator.validateBatch(messages);
         long started = System.nanoTime();
-        return replicator.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addAllMessages(messages)).build())
+        return replicator.propose(QueueCommands.publish(messages))
                 .thenApply(reply -> {
                     metrics.recordPublish(messages, System.nanoTime() - started);
                     return toResponse(reply);

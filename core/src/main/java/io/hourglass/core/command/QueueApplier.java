@@ -1,0 +1,208 @@
+package io.hourglass.core.command;
+
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.DeleteBatchCmd;
+import io.hourglass.core.proto.DeleteMessageCmd;
+import io.hourglass.core.proto.Deletion;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import io.hourglass.core.proto.StoredMessage;
+import io.hourglass.core.storage.EventKey;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.ProducerIds;
+import io.hourglass.core.storage.StoreBatch;
+import io.hourglass.core.storage.TermIndex;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The deterministic apply of the scheduled queue's commands (DESIGN §3): publishes, delete batches,
+ * durable groups, purges and single deletes. Commands are built by {@link QueueCommands} (publish)
+ * and by the delivery pipeline (group registration, delete batches). Apply thread only; see
+ * {@link CommandApplier} for the determinism contract.
+ */
+public final class QueueApplier implements CommandApplier {
+    /** The group name of a deletion that removes the message outright. */
+    public static final String ALL_GROUPS = "*";
+
+    private final EventStore store;
+    private final ProducerIds producerIds;
+
+    public QueueApplier(EventStore store) {
+        this.store = store;
+        this.producerIds = new ProducerIds(store);
+    }
+
+    @Override
+    public Set<Command.BodyCase> kinds() {
+        return EnumSet.of(Command.BodyCase.PUT, Command.BodyCase.DELETE_BATCH, Command.BodyCase.REGISTER_GROUP,
+                Command.BodyCase.DELETE_GROUP, Command.BodyCase.PURGE_TOPIC, Command.BodyCase.DELETE_MESSAGE);
+    }
+
+    @Override
+    public ApplyResult apply(StoreBatch batch, Command command, long stamp, TermIndex position) {
+        return switch (command.getBodyCase()) {
+            case PUT -> applyPut(batch, command.getPut(), stamp, position);
+            case DELETE_BATCH -> applyDeletes(batch, command.getDeleteBatch(), stamp, position);
+            case REGISTER_GROUP -> {
+                String topic = command.getRegisterGroup().getTopic();
+                Set<String> groups = new HashSet<>(batch.durableGroups(topic));
+                if (groups.add(command.getRegisterGroup().getGroup())) {
+                    batch.putTopicGroups(topic, groups);
+                }
+                yield ApplyResult.unchanged(position, stamp);
+            }
+            case DELETE_GROUP -> applyDeleteGroup(batch, command.getDeleteGroup().getTopic(),
+                    command.getDeleteGroup().getGroup(), stamp, position);
+            case PURGE_TOPIC -> {
+                List<EventKey> purged = new ArrayList<>();
+                store.scanTopic(command.getPurgeTopic().getTopic(), (key, m) -> {
+                    batch.deleteMessage(key, m);
+                    return purged.add(key);
+                });
+                yield new ApplyResult(position, stamp, List.of(), false, purged, List.of());
+            }
+            case DELETE_MESSAGE -> applyDeleteMessage(batch, command.getDeleteMessage(), stamp, position);
+            default -> throw new IllegalStateException("entry " + position + " holds a command the queue does not own: "
+                    + command.getBodyCase());
+        };
+    }
+
+    /**
+     * Stores each new message under {@code EventKey.of(topic, stamp + delay, logIndex, position)}. A
+     * producer id seen within the dedup window — earlier, or earlier in this entry — answers the
+     * first message's key and stores nothing.
+     */
+    private ApplyResult applyPut(StoreBatch batch, PutCmd put, long stamp, TermIndex position) {
+        if (put.getMessagesCount() > EventKey.MAX_MESSAGES_PER_ENTRY) {
+            throw new IllegalStateException("entry " + position + " carries " + put.getMessagesCount() + " messages");
+        }
+        List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
+        Map<String, EventKey> inThisEntry = new HashMap<>();
+        boolean due = false;
+        producerIds.forgetExpired(batch, stamp);
+        for (int i = 0; i < put.getMessagesCount(); i++) {
+            NewMessage m = put.getMessages(i);
+            String pid = m.getProducerId();
+            if (!pid.isEmpty()) {
+                EventKey earlier = inThisEntry.get(pid);
+                if (earlier == null) {
+                    earlier = producerIds.keyOf(pid).orElse(null);
+                }
+                if (earlier != null) {
+                    keys.add(earlier); // a retry: answer with the message stored the first time
+                    continue;
+                }
+            }
+            long dueAt = stamp + m.getDelayMs();
+            EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
+            if (!pid.isEmpty()) {
+                producerIds.remember(batch, pid, key, stamp);
+                inThisEntry.put(pid, key);
+            }
+            StoredMessage stored = StoredMessage.newBuilder()
+                    .setTopic(m.getTopic())
+                    .setPayload(m.getPayload())
+                    .putAllHeaders(m.getHeadersMap())
+                    .setEnqueuedAtMs(stamp)
+                    .setDueAtMs(dueAt)
+                    .setExpiresAtMs(m.getTtlMs() > 0 ? dueAt + m.getTtlMs() : 0)
+                    .setProducerId(m.getProducerId())
+                    .build();
+            batch.putMessage(key, stored);
+            keys.add(key);
+            due |= m.getDelayMs() == 0;
+        }
+        return new ApplyResult(position, stamp, keys, due, List.of(), List.of());
+    }
+
+    /**
+     * Records receipts and removes messages: {@link #ALL_GROUPS} removes outright, a durable group's
+     * deletion records its receipt and removes the message once every durable group of its topic
+     * has one (counting the receipts earlier in this batch).
+     */
+    private ApplyResult applyDeletes(StoreBatch batch, DeleteBatchCmd cmd, long stamp, TermIndex position) {
+        List<EventKey> deleted = new ArrayList<>();
+        List<ApplyResult.Receipt> receipts = new ArrayList<>();
+        Set<EventKey> gone = new HashSet<>();
+        Map<EventKey, Set<String>> receiptsInBatch = new HashMap<>();
+        for (Deletion d : cmd.getDeletionsList()) {
+            EventKey key = EventKey.fromBytes(d.getEventKey().toByteArray());
+            if (gone.contains(key)) {
+                continue;
+            }
+            Optional<StoredMessage> message = store.message(key);
+            if (message.isEmpty()) {
+                continue;
+            }
+            StoredMessage m = message.get();
+            boolean remove;
+            if (ALL_GROUPS.equals(d.getGroup())) {
+                remove = true;
+            } else {
+                Set<String> durable = batch.durableGroups(m.getTopic());
+                if (!durable.contains(d.getGroup())) {
+                    continue;
+                }
+                batch.putReceipt(key, d.getGroup());
+                receipts.add(new ApplyResult.Receipt(key, d.getGroup()));
+                Set<String> acked = receiptsInBatch.computeIfAbsent(key, k -> new HashSet<>());
+                acked.add(d.getGroup());
+                remove = durable.stream().allMatch(g -> acked.contains(g) || store.hasReceipt(key, g));
+            }
+            if (remove) {
+                batch.deleteMessage(key, m);
+                gone.add(key);
+                deleted.add(key);
+            }
+        }
+        return new ApplyResult(position, stamp, List.of(), false, deleted, receipts);
+    }
+
+    /**
+     * Forgets a durable group: its receipts go, and messages that every remaining group has
+     * acknowledged are removed (they waited only for the deleted group).
+     */
+    private ApplyResult applyDeleteGroup(StoreBatch batch, String topic, String group, long stamp, TermIndex position) {
+        Set<String> groups = new HashSet<>(batch.durableGroups(topic));
+        if (!groups.remove(group)) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        batch.putTopicGroups(topic, groups);
+        List<EventKey> deleted = new ArrayList<>();
+        store.scanTopic(topic, (key, m) -> {
+            batch.deleteReceipt(key, group);
+            if (!groups.isEmpty() && groups.stream().allMatch(g -> store.hasReceipt(key, g))) {
+                batch.deleteMessage(key, m);
+                deleted.add(key);
+            }
+            return true;
+        });
+        return new ApplyResult(position, stamp, List.of(), false, deleted, List.of());
+    }
+
+    /**
+     * Deletes one message with its expiry entry and receipts, whatever its groups acknowledged; the
+     * result lists it as deleted, so every replica drops it from its in-flight map and it is not
+     * redelivered. A key of another topic (or of nothing) changes nothing: the topic in the value
+     * guards against a caller naming the wrong topic as much as against hash collisions.
+     */
+    private ApplyResult applyDeleteMessage(StoreBatch batch, DeleteMessageCmd cmd, long stamp, TermIndex position) {
+        if (cmd.getEventKey().size() != EventKey.LENGTH) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
+        Optional<StoredMessage> message = store.message(key);
+        if (message.isEmpty() || !message.get().getTopic().equals(cmd.getTopic())) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        batch.deleteMessage(key, message.get());
+        return new ApplyResult(position, stamp, List.of(), false, List.of(key), List.of());
+    }
+}

@@ -1,0 +1,90 @@
+package io.hourglass.core.storage;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One open RocksDB with the column families of DESIGN §2. Immutable once open; {@link EventStore}
+ * swaps a whole new one in when it installs a checkpoint, so a handle is only used under the
+ * store's read lock.
+ */
+final class Db {
+    private static final Logger LOG = LoggerFactory.getLogger(Db.class);
+    /** Column families after the default one, in handle order. */
+    static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup");
+    /** The {@code meta} key of the applied log position, written in every commit's batch. */
+    static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
+
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    final DBOptions dbOptions;
+    final ColumnFamilyOptions cfOptions;
+    final WriteOptions writeOptions;
+    final RocksDB rocks;
+    final List<ColumnFamilyHandle> handles = new ArrayList<>();
+    final ColumnFamilyHandle events;
+    final ColumnFamilyHandle expiry;
+    final ColumnFamilyHandle receipts;
+    final ColumnFamilyHandle meta;
+    final ColumnFamilyHandle rooms;
+    final ColumnFamilyHandle dedup;
+
+    Db(Path dir) throws RocksDBException {
+        dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
+        cfOptions = new ColumnFamilyOptions();
+        // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
+        writeOptions = new WriteOptions().setSync(false);
+        List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+        descriptors.add(new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions));
+        for (String name : COLUMN_FAMILIES) {
+            descriptors.add(new ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfOptions));
+        }
+        rocks = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+        events = handles.get(1);
+        expiry = handles.get(2);
+        receipts = handles.get(3);
+        meta = handles.get(4);
+        rooms = handles.get(5);
+        dedup = handles.get(6);
+    }
+
+    /** The applied position a stored {@code meta} value holds; the initial one when there is none. */
+    static TermIndex decodeApplied(byte[] value) {
+        if (value == null) {
+            return TermIndex.INITIAL;
+        }
+        ByteBuffer b = ByteBuffer.wrap(value);
+        return new TermIndex(b.getLong(), b.getLong());
+    }
+
+    static byte[] encodeApplied(TermIndex position) {
+        return ByteBuffer.allocate(16).putLong(position.term()).putLong(position.index()).array();
+    }
+
+    void close() {
+        try {
+            rocks.flushWal(true);
+        } catch (RocksDBException e) {
+            LOG.warn("WAL flush on close failed: {}", e.getMessage());
+        }
+        handles.forEach(ColumnFamilyHandle::close);
+        rocks.close();
+        writeOptions.close();
+        cfOptions.close();
+        dbOptions.close();
+    }
+}

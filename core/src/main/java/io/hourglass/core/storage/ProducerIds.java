@@ -1,0 +1,98 @@
+package io.hourglass.core.storage;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * Producer-id deduplication, the {@code dedup} column family: a publish or room send retried with
+ * the same producer id within {@link #WINDOW_MS} (measured in leader stamps) is answered with the
+ * first attempt's key instead of being stored twice. Both the queue's and the rooms' appliers use
+ * it; every entry that remembers ids calls {@link #forgetExpired} first.
+ *
+ * <p>Layout: {@code 'p'·id → eventKey·stamp} (publishes), {@code 'r'·id → roomKey·stamp} (room
+ * sends), and the time index {@code 't'·stamp·id → ∅} that forgetting walks in stamp order.
+ * Reads from any thread; writes only into the apply thread's {@link StoreBatch}.
+ */
+public final class ProducerIds {
+    /**
+     * How long a producer id is remembered. A constant, not config, because every replica must
+     * forget at the same entry.
+     */
+    public static final long WINDOW_MS = 15 * 60_000;
+    /** At most this many ids are forgotten per entry, so one entry's work stays bounded. */
+    static final int FORGET_PER_ENTRY = 1024;
+
+    private final EventStore store;
+
+    public ProducerIds(EventStore store) {
+        this.store = store;
+    }
+
+    /** The key a publish's producer id was stored under, if it was stored within the window. */
+    public Optional<EventKey> keyOf(String producerId) {
+        byte[] v = store.get(d -> d.dedup, publishKey(producerId));
+        return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(Arrays.copyOf(v, EventKey.LENGTH)));
+    }
+
+    /** The room key a room send's producer id was stored under, if it was stored within the window. */
+    public Optional<byte[]> roomKeyOf(String producerId) {
+        byte[] v = store.get(d -> d.dedup, roomKey(producerId));
+        return v == null ? Optional.empty() : Optional.of(Arrays.copyOf(v, v.length - 8));
+    }
+
+    /** Remembers that a publish's {@code producerId} was stored as {@code key} at {@code stampMs}. */
+    public void remember(StoreBatch batch, String producerId, EventKey key, long stampMs) {
+        Db db = batch.db();
+        batch.put(db.dedup, publishKey(producerId),
+                ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
+        batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
+    }
+
+    /** Remembers that a room send's {@code producerId} was stored under {@code roomKey} at {@code stampMs}. */
+    public void rememberRoom(StoreBatch batch, String producerId, byte[] roomKey, long stampMs) {
+        Db db = batch.db();
+        batch.put(db.dedup, roomKey(producerId),
+                ByteBuffer.allocate(roomKey.length + 8).put(roomKey).putLong(stampMs).array());
+        batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
+    }
+
+    /**
+     * Forgets ids remembered longer than the window before {@code stampMs}, at most
+     * {@link #FORGET_PER_ENTRY} of them, oldest first; returns how many.
+     */
+    public int forgetExpired(StoreBatch batch, long stampMs) {
+        Db db = batch.db();
+        int[] n = {0};
+        byte[] start = {'t'};
+        byte[] end = ByteBuffer.allocate(9).put((byte) 't').putLong(stampMs - WINDOW_MS).array();
+        store.scan(d -> d.dedup, start, end, (k, v) -> {
+            long stamp = ByteBuffer.wrap(k, 1, 8).getLong();
+            String producerId = new String(k, 9, k.length - 9, StandardCharsets.UTF_8);
+            batch.delete(db.dedup, publishKey(producerId));
+            batch.delete(db.dedup, roomKey(producerId));
+            batch.delete(db.dedup, timeKey(stamp, producerId));
+            return ++n[0] < FORGET_PER_ENTRY;
+        });
+        return n[0];
+    }
+
+    private static byte[] publishKey(String producerId) {
+        return prefixed((byte) 'p', producerId);
+    }
+
+    private static byte[] roomKey(String producerId) {
+        return prefixed((byte) 'r', producerId);
+    }
+
+    private static byte[] prefixed(byte prefix, String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + p.length).put(prefix).put(p).array();
+    }
+
+    private static byte[] timeKey(long stampMs, String producerId) {
+        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
+    }
+}

@@ -1,0 +1,69 @@
+package io.hourglass.core.storage;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.hourglass.core.proto.StoredMessage;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The scheduled queue's reads of the {@code events}, {@code expiry} and {@code receipts} column
+ * families (DESIGN §2). Reached through {@link EventStore}, which delegates to it; reads from any
+ * thread, each scan from one consistent snapshot.
+ */
+final class QueueStore {
+    private final EventStore store;
+
+    QueueStore(EventStore store) {
+        this.store = store;
+    }
+
+    Optional<StoredMessage> message(EventKey key) {
+        byte[] value = store.get(d -> d.events, key.toBytes());
+        return value == null ? Optional.empty() : Optional.of(parse(value));
+    }
+
+    boolean hasReceipt(EventKey key, String group) {
+        return store.get(d -> d.receipts, StoreKeys.receiptKey(key, group)) != null;
+    }
+
+    /** Messages of one topic hash due at {@code nowMs}; the iterator's upper bound keeps later keys unread. */
+    void scanDue(long topicHash, long nowMs, EventStore.ScanVisitor visitor) {
+        store.scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
+                (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+    }
+
+    /** The dispatcher's one-pass read of a due range with its receipts ({@link DueRange}). */
+    long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
+        return store.read((d, snapshot) -> DueRange.scan(d, snapshot, topicHash, from, nowMs, visitor));
+    }
+
+    void scanExpired(long nowMs, Predicate<EventKey> visitor) {
+        byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
+        store.scan(d -> d.expiry, new byte[0], end, (k, v) -> visitor.test(
+                EventKey.fromBytes(Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
+    }
+
+    void scanAll(EventStore.ScanVisitor visitor) {
+        store.scan(d -> d.events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
+    }
+
+    /** Every message of one topic; messages of another topic with the same hash are skipped. */
+    void scanTopic(String topic, EventStore.ScanVisitor visitor) {
+        long hash = EventKey.topicHash(topic);
+        byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
+        store.scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> {
+            StoredMessage m = parse(v);
+            return !m.getTopic().equals(topic) || visitor.visit(EventKey.fromBytes(k), m);
+        });
+    }
+
+    static StoredMessage parse(byte[] value) {
+        try {
+            return StoredMessage.parseFrom(value);
+        } catch (InvalidProtocolBufferException e) {
+            throw new StorageException("corrupt stored message: " + e.getMessage(), e);
+        }
+    }
+}
