@@ -33,4 +33,23 @@ public final class QueueCommands {
     public static Command publish(List<NewMessage> messages) {
         return Command.newBuilder().setPut(PutCmd.newBuilder().addAllMessages(messages)).build();
     }
+
+    /** Makes a consumer group durable on its topic: the deletion rule counts it from this entry on. */
+    public static Command registerGroup(String topic, String group) {
+        return Command.newBuilder().setRegisterGroup(io.hourglass.core.proto.RegisterGroupCmd.newBuilder()
+                .setTopic(topic).setGroup(group)).build();
+    }
+
+    /**
+     * One batch of acknowledgements and expirations: each deletion is a group's receipt, or with
+     * {@link QueueApplier#ALL_GROUPS} the message's removal.
+     */
+    public static Command deleteBatch(Iterable<Map.Entry<io.hourglass.core.storage.EventKey, String>> deletions) {
+        io.hourglass.core.proto.DeleteBatchCmd.Builder cmd = io.hourglass.core.proto.DeleteBatchCmd.newBuilder();
+        for (Map.Entry<io.hourglass.core.storage.EventKey, String> d : deletions) {
+            cmd.addDeletions(io.hourglass.core.proto.Deletion.newBuilder()
+                    .setEventKey(ByteString.copyFrom(d.getKey().toBytes())).setGroup(d.getValue()));
+        }
+        return Command.newBuilder().setDeleteBatch(cmd).build();
+    }
 }

@@ -1,10 +1,7 @@
 package io.hourglass.core.delivery;
 
-import com.google.protobuf.ByteString;
+import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.command.Replicator;
-import io.hourglass.core.proto.Command;
-import io.hourglass.core.proto.DeleteBatchCmd;
-import io.hourglass.core.proto.Deletion;
 import io.hourglass.core.storage.EventKey;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -123,15 +120,14 @@ final class Deleter {
     }
 
     private CompletableFuture<Void> propose(Map<Pending, List<CompletableFuture<Void>>> batch) {
-        DeleteBatchCmd.Builder cmd = DeleteBatchCmd.newBuilder();
+        List<Map.Entry<EventKey, String>> deletions = new ArrayList<>(batch.size());
         for (Pending p : batch.keySet()) {
-            cmd.addDeletions(Deletion.newBuilder()
-                    .setEventKey(ByteString.copyFrom(p.key().toBytes())).setGroup(p.group()));
+            deletions.add(Map.entry(p.key(), p.group()));
         }
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletableFuture<?> proposed;
         try {
-            proposed = replicator.propose(Command.newBuilder().setDeleteBatch(cmd).build());
+            proposed = replicator.propose(QueueCommands.deleteBatch(deletions));
         } catch (RuntimeException e) {
             proposed = CompletableFuture.failedFuture(e);
         }

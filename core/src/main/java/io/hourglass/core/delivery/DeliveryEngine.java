@@ -8,8 +8,7 @@ import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.config.DeliveryConfig;
 import io.hourglass.core.loop.EventLoop;
-import io.hourglass.core.proto.Command;
-import io.hourglass.core.proto.RegisterGroupCmd;
+import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
@@ -107,8 +106,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         }
         CompletableFuture<?> durable = group.isEmpty() || store.durableGroups(topic).contains(group)
                 ? CompletableFuture.completedFuture(null)
-                : replicator.propose(Command.newBuilder()
-                        .setRegisterGroup(RegisterGroupCmd.newBuilder().setTopic(topic).setGroup(group)).build());
+                : replicator.propose(QueueCommands.registerGroup(topic, group));
         return durable.thenCompose(done -> loop.call(() -> {
             if (!leading) {
                 throw new NotLeaderException(replicator.leaderHint());
