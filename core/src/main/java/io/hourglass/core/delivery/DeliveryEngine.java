@@ -163,7 +163,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         metrics.nacks.increment();
         loop.submit(() -> {
             if (inFlight.release(tag, c.recipient())) {
-                dispatcher.redeliver(tag, c.recipient());
+                dispatcher.redeliver(tag, c.recipient(), c.topic());
                 requestPass();
             }
         });
@@ -187,7 +187,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         boolean settleUniversal = c.isUniversal() && store.durableGroups(c.topic()).isEmpty();
         for (EventKey key : released) {
             if (!c.isUniversal()) {
-                dispatcher.redeliver(key, c.recipient());
+                dispatcher.redeliver(key, c.recipient(), c.topic());
             } else if (settleUniversal && inFlight.universalSettled(key)) {
                 deleter.submit(key, StateApplier.ALL_GROUPS);
             }

@@ -15,7 +15,7 @@ public final class DeliveryMetrics {
     public final LongAdder dispatchPasses = new LongAdder();
     /** Topic range scans; only topics with consumers are scanned. */
     public final LongAdder topicScans = new LongAdder();
-    /** Stored messages a pass read: keys visited by due-range scans plus point reads of redeliveries. */
+    /** Stored messages a pass decoded: scanned messages someone still needed, plus point reads of redeliveries. */
     public final LongAdder messagesRead = new LongAdder();
     /** Expiry-index entries the TTL janitor visited (only expired ones: its cost is O(expired)). */
     public final LongAdder expiryKeysRead = new LongAdder();

@@ -43,8 +43,13 @@ final class Dispatcher {
     private final DeliveryMetrics metrics;
     /** Topic → recipient → the first key not yet offered to it. */
     private final Map<String, Map<Recipient, EventKey>> frontiers = new HashMap<>();
-    /** Keys behind a frontier that must be offered again, and to whom. */
-    private final TreeMap<EventKey, Set<Recipient>> redeliveries = new TreeMap<>();
+    /** Keys behind a frontier that must be offered again (NACK, disconnect, timeout), and to whom. */
+    private final TreeMap<EventKey, Set<Lane>> redeliveries = new TreeMap<>();
+
+    /** One recipient of one topic. */
+    private record Lane(String topic, Recipient recipient) {
+    }
+
     /** The earliest due time the last pass saw beyond now, over every topic it read to the end. */
     private long nextDueMs = Long.MAX_VALUE;
 
@@ -70,24 +75,33 @@ final class Dispatcher {
         return nextDueMs;
     }
 
-    /** Offers {@code key} to {@code recipient} again on the next pass. */
-    void redeliver(EventKey key, Recipient recipient) {
-        redeliveries.computeIfAbsent(key, k -> new HashSet<>(2)).add(recipient);
+    /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
+    void redeliver(EventKey key, Recipient recipient, String topic) {
+        redeliveries.computeIfAbsent(key, k -> new HashSet<>(2)).add(new Lane(topic, recipient));
     }
 
     /**
-     * New messages were applied. Those behind some recipient's frontier (published with a stamp the
-     * last pass already passed) are queued for it; later ones the scan finds. Returns the earliest
-     * due time among them, for the loop to arm a timer.
+     * New messages were applied. A recipient whose frontier already passed one (the leader stamped
+     * it before the last pass, which ran before the entry was applied) moves its frontier back to it:
+     * such keys are always recent — behind by about one commit — so the next scan re-reads only a few
+     * milliseconds of keys, skipping those already out without decoding them. Later keys the scan
+     * finds as it is. Returns the earliest due time among them, for the loop to arm a timer.
      */
     long published(List<EventKey> keys) {
         long earliest = Long.MAX_VALUE;
+        EventKey first = null;
         for (EventKey key : keys) {
             earliest = Math.min(earliest, key.dueAtMs());
-            for (Map<Recipient, EventKey> lanes : frontiers.values()) {
-                for (Map.Entry<Recipient, EventKey> lane : lanes.entrySet()) {
+            first = first == null || key.compareTo(first) < 0 ? key : first;
+        }
+        if (first == null) {
+            return earliest;
+        }
+        for (Map<Recipient, EventKey> lanes : frontiers.values()) {
+            for (Map.Entry<Recipient, EventKey> lane : lanes.entrySet()) {
+                for (EventKey key : keys) {
                     if (lane.getValue().topicHash() == key.topicHash() && key.compareTo(lane.getValue()) < 0) {
-                        redeliver(key, lane.getKey());
+                        lane.setValue(key);
                     }
                 }
             }
@@ -122,27 +136,37 @@ final class Dispatcher {
     }
 
     private int redeliverQueued(Map<String, Hub.Route> routes, long now) {
+        if (redeliveries.isEmpty() || !anyLaneWithRoom(routes)) {
+            return 0; // nothing is read while every recipient waiting for a redelivery is full
+        }
         int n = 0;
-        for (Iterator<Map.Entry<EventKey, Set<Recipient>>> it = redeliveries.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<EventKey, Set<Recipient>> e = it.next();
+        for (Iterator<Map.Entry<EventKey, Set<Lane>>> it = redeliveries.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<EventKey, Set<Lane>> e = it.next();
             EventKey key = e.getKey();
-            metrics.messagesRead.increment();
-            Optional<StoredMessage> stored = store.message(key);
-            Hub.Route route = stored.map(m -> routes.get(m.getTopic())).orElse(null);
-            if (route == null) {
-                it.remove(); // gone, or nobody listens (a returning recipient starts from the first key)
-                continue;
-            }
-            StoredMessage message = stored.get();
-            if (expired(key, message, now)) {
+            e.getValue().removeIf(lane -> !routes.containsKey(lane.topic())); // nobody listens there any more
+            if (e.getValue().isEmpty()) {
                 it.remove();
                 continue;
             }
-            for (Iterator<Recipient> r = e.getValue().iterator(); r.hasNext(); ) {
-                Recipient recipient = r.next();
-                Outcome o = offer(route, recipient, key, message, null, now);
+            if (e.getValue().stream().noneMatch(lane -> hasRoom(routes.get(lane.topic()), lane.recipient()))) {
+                continue; // read it once someone it waits for has room
+            }
+            metrics.messagesRead.increment();
+            Optional<StoredMessage> stored = store.message(key);
+            if (stored.isEmpty() || expired(key, stored.get(), now)) {
+                it.remove();
+                continue;
+            }
+            StoredMessage message = stored.get();
+            for (Iterator<Lane> l = e.getValue().iterator(); l.hasNext(); ) {
+                Lane lane = l.next();
+                if (!lane.topic().equals(message.getTopic())) {
+                    l.remove();
+                    continue;
+                }
+                Outcome o = offer(routes.get(lane.topic()), lane.recipient(), key, message, null, now);
                 if (o != Outcome.FULL) {
-                    r.remove();
+                    l.remove();
                 }
                 if (o == Outcome.DELIVERED) {
                     n++;
@@ -153,6 +177,17 @@ final class Dispatcher {
             }
         }
         return n;
+    }
+
+    private static boolean anyLaneWithRoom(Map<String, Hub.Route> routes) {
+        for (Hub.Route route : routes.values()) {
+            for (Recipient r : recipients(route)) {
+                if (hasRoom(route, r)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private enum Outcome { DELIVERED, SKIPPED, FULL }
@@ -216,14 +251,18 @@ final class Dispatcher {
         metrics.topicScans.increment();
         int[] n = {0};
         long next = store.scanDueFrom(hash, start, now, (key, value, receipts) -> {
-            metrics.messagesRead.increment();
             StoredMessage message = null;
             for (Iterator<Recipient> it = active.iterator(); it.hasNext(); ) {
                 Recipient r = it.next();
                 if (key.compareTo(lanes.getOrDefault(r, first)) < 0) {
                     continue; // offered to r before
                 }
+                if (isDone(r, key, receipts, now)) {
+                    lanes.put(r, successor(key)); // out with r already, or acknowledged: nothing to decode
+                    continue;
+                }
                 if (message == null) {
+                    metrics.messagesRead.increment();
                     message = EventStore.parseMessage(value);
                     if (!message.getTopic().equals(topic) || expired(key, message, now)) {
                         advanceAll(active, lanes, key, first);
@@ -250,6 +289,11 @@ final class Dispatcher {
             nextDueMs = Math.min(nextDueMs, next);
         }
         return n[0];
+    }
+
+    /** Held by the recipient, acknowledged by it, or (a group) receipted: skip without decoding. */
+    private boolean isDone(Recipient r, EventKey key, List<String> receipts, long now) {
+        return inFlight.isBlocked(key, r, now) || (r instanceof Recipient.Group g && receipts.contains(g.name()));
     }
 
     private static void advanceAll(List<Recipient> active, Map<Recipient, EventKey> lanes, EventKey key, EventKey first) {

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 
 /**
  * Which message is out with which {@link Recipient}, since when, and how many times it has been
@@ -37,7 +36,13 @@ final class InFlightTracker {
     }
 
     /** A claim and when it times out; stale once its entry moved on. */
-    private record Deadline(long atMs, EventKey key, Recipient recipient, int attempt) {
+    private record Deadline(long atMs, EventKey key, Recipient recipient, String topic, int attempt) {
+    }
+
+    /** Receives a delivery whose in-flight timeout passed. */
+    @FunctionalInterface
+    interface TimedOut {
+        void accept(EventKey key, Recipient recipient, String topic);
     }
 
     private final long timeoutMs;
@@ -80,7 +85,7 @@ final class InFlightTracker {
             formerOwners.computeIfAbsent(key, k -> new ArrayList<>(2)).add(previous.owner);
         }
         put(key, recipient, new Entry(State.HELD, consumer.id(), nowMs, attempt));
-        deadlines.add(new Deadline(nowMs + timeoutMs, key, recipient, attempt));
+        deadlines.add(new Deadline(nowMs + timeoutMs, key, recipient, consumer.topic(), attempt));
         return attempt;
     }
 
@@ -104,12 +109,12 @@ final class InFlightTracker {
      * Hands every delivery whose in-flight timeout passed by {@code nowMs} and that is still held to
      * {@code timedOut}; it stays held (and blocked for nobody) until redelivered. O(claims timed out).
      */
-    void expire(long nowMs, BiConsumer<EventKey, Recipient> timedOut) {
+    void expire(long nowMs, TimedOut timedOut) {
         for (Deadline d = deadlines.peek(); d != null && d.atMs <= nowMs; d = deadlines.peek()) {
             deadlines.poll();
             Entry e = entry(d.key, d.recipient);
             if (e != null && e.state == State.HELD && e.attempt == d.attempt) {
-                timedOut.accept(d.key, d.recipient);
+                timedOut.accept(d.key, d.recipient, d.topic);
             }
         }
     }

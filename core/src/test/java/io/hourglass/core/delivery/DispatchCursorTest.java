@@ -145,4 +145,21 @@ class DispatchCursorTest {
         assertTrue(read() - before <= 200 + 100, "timed-out keys are read once, plus retries of a full buffer: "
                 + (read() - before));
     }
+
+    @Test
+    void redeliveriesWaitingForAFullConsumerAreNotReadByEveryPass() {
+        f = new DeliveryFixture(dir, DeliveryFixture.config(5, 1024));
+        var c = f.subscribe("t", "g");
+        f.publish("t", 0, 0, "1", "2", "3", "4", "5");
+        assertEquals(5, f.engine.dispatchOnce());
+        f.advance(DeliveryConfig.DEFAULTS.inFlightTimeout().plusMillis(1)); // all five time out, buffer still full
+        long before = read();
+        for (int i = 0; i < 10; i++) {
+            assertEquals(0, f.engine.dispatchOnce());
+        }
+        assertEquals(before, read(), "nothing is decoded while the only recipient is full");
+        assertEquals(5, c.drain().size());
+        assertEquals(5, f.engine.dispatchOnce(), "redelivered once there is room");
+        assertEquals(before + 5, read());
+    }
 }
