@@ -43,11 +43,6 @@ public final class HourglassNode implements AutoCloseable {
     private final ComponentStack stack;
     private final NodeMetrics metrics = new NodeMetrics();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
-    /**
-     * Publish entries being replicated at once; requests beyond wait and then share one entry. Four
-     * keeps the Raft pipeline busy (an fsync carries several) while letting entries grow under load.
-     */
-    static final int PUBLISH_ENTRIES_IN_FLIGHT = 4;
     private PublishCoalescer publishes;
     private EventStore store;
     private DeliveryEngine engine;
@@ -83,7 +78,8 @@ public final class HourglassNode implements AutoCloseable {
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
                 config.limits().maxBatchBytes() + (64 << 10), metrics::recordPropose);
         // Concurrent publish requests share log entries (group commit; PublishCoalescer).
-        publishes = new PublishCoalescer(raft, PUBLISH_ENTRIES_IN_FLIGHT, config.limits().maxBatchBytes());
+        publishes = new PublishCoalescer(raft, config.publishEntriesInFlight(),
+                config.limits().maxBatchBytes());
         metrics.bindPublishCoalescer(publishes);
         engine = new DeliveryEngine(config.delivery(), store, raft, clock);
         applier.addListener(engine);

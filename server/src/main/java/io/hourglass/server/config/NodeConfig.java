@@ -17,10 +17,11 @@ import java.nio.file.Path;
  * @param bindHost {@link #BIND_HOST}
  * @param grpcPort {@link #GRPC_PORT}
  * @param httpPort {@link HttpConfig#PORT}
+ * @param publishEntriesInFlight {@link RaftKeys#PUBLISH_ENTRIES_IN_FLIGHT}
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
                          DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, GrpcConfig grpc,
-                         HttpConfig http, Settings settings) {
+                         HttpConfig http, int publishEntriesInFlight, Settings settings) {
     public static final ConfigKey<String> ID = ConfigKey.string(
             "node.id", "n1",
             "This node's id; in a cluster, one of the ids in cluster.peers. (--node-id)");
@@ -43,6 +44,7 @@ public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPor
         RaftConfig raft = RaftKeys.read(s, ID.read(s), dataDir);
         HttpConfig http = HttpConfig.from(s);
         return new NodeConfig(dataDir, HOST.read(s), BIND_HOST.read(s), GRPC_PORT.read(s), http.port(), raft,
-                DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http, s);
+                DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http,
+                RaftKeys.PUBLISH_ENTRIES_IN_FLIGHT.read(s), s);
     }
 }

@@ -56,10 +56,16 @@ public final class RaftKeys {
                     + "over the Raft port (never the client port), each only as fast as the follower reads it. A "
                     + "follower asking beyond it is told UNAVAILABLE and retries.");
 
+    public static final ConfigKey<Integer> PUBLISH_ENTRIES_IN_FLIGHT = ConfigKey.integer(
+            "raft.publishEntriesInFlight", 4, 1, 1024,
+            "Publish log entries the leader replicates at once; publish requests arriving meanwhile wait and then "
+                    + "share one entry (group commit, up to limits.maxBatchBytes): more keeps the Raft pipeline "
+                    + "fuller, fewer makes entries larger under load.");
+
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS);
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
 
     private RaftKeys() {
     }
