@@ -89,20 +89,16 @@ final class Dispatcher {
      */
     long published(List<EventKey> keys) {
         long earliest = Long.MAX_VALUE;
-        EventKey first = null;
+        Map<Long, EventKey> firstPerTopic = new HashMap<>(2);
         for (EventKey key : keys) {
             earliest = Math.min(earliest, key.dueAtMs());
-            first = first == null || key.compareTo(first) < 0 ? key : first;
-        }
-        if (first == null) {
-            return earliest;
+            firstPerTopic.merge(key.topicHash(), key, (a, b) -> a.compareTo(b) <= 0 ? a : b);
         }
         for (Map<Recipient, EventKey> lanes : frontiers.values()) {
             for (Map.Entry<Recipient, EventKey> lane : lanes.entrySet()) {
-                for (EventKey key : keys) {
-                    if (lane.getValue().topicHash() == key.topicHash() && key.compareTo(lane.getValue()) < 0) {
-                        lane.setValue(key);
-                    }
+                EventKey first = firstPerTopic.get(lane.getValue().topicHash());
+                if (first != null && first.compareTo(lane.getValue()) < 0) {
+                    lane.setValue(first);
                 }
             }
         }
