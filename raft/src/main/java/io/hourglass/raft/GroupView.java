@@ -3,9 +3,11 @@ package io.hourglass.raft;
 import java.io.IOException;
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * This node's view of its Raft group, read from Ratis on each call: role, term and indices for
@@ -56,20 +58,43 @@ final class GroupView {
     /**
      * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
      * follower once it knows a leader it heard from lately and has applied all but at most
-     * {@link #READY_MAX_LAG} of the entries it knows to be committed.
+     * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed.
+     *
+     * <p>The follower's own commit index is no measure: it cannot pass the end of its log, so a
+     * node restarted after a few seconds down, at the leader's first append, has applied all it
+     * knows of and would call itself ready while the entries it missed are still on their way. The
+     * leader sends its commit index in every append (Ratis' commit infos); until one has arrived
+     * since this process started, the follower does not know how far behind it is.
      */
-    boolean ready(boolean leaderReady) {
+    Readiness readiness(boolean leaderReady) {
         try {
             var division = server.getDivision(RaftNode.GROUP_ID);
             var info = division.getInfo();
             if (info.isLeader()) {
-                return leaderReady;
+                return leaderReady ? Readiness.READY
+                        : Readiness.not("elected leader, still applying the entries of earlier terms");
             }
-            return info.getLeaderId() != null
-                    && division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex() <= READY_MAX_LAG
-                    && leaderContactMs(info) < config.followerStallTimeout().toMillis();
+            RaftPeerId leader = info.getLeaderId();
+            if (leader == null) {
+                return Readiness.not("no leader known");
+            }
+            long contact = leaderContactMs(info);
+            if (contact >= config.followerStallTimeout().toMillis()) {
+                return Readiness.not("no append from leader " + leader + " for " + contact + " ms");
+            }
+            ByteString leaderKey = leader.toByteString();
+            long leaderCommit = division.getCommitInfos().stream()
+                    .filter(c -> c.getServer().getId().equals(leaderKey))
+                    .mapToLong(CommitInfoProto::getCommitIndex).max().orElse(-1);
+            if (leaderCommit < 0) {
+                return Readiness.not("waiting for leader " + leader + "'s commit index");
+            }
+            long committed = Math.max(leaderCommit, division.getRaftLog().getLastCommittedIndex());
+            long behind = committed - info.getLastAppliedIndex();
+            return behind <= READY_MAX_LAG ? Readiness.READY
+                    : Readiness.not("catching up: " + behind + " committed entries not applied yet");
         } catch (IOException e) {
-            return false;
+            return Readiness.not("raft group not open: " + e.getMessage());
         }
     }
 

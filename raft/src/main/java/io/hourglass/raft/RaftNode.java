@@ -250,10 +250,15 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /**
      * Ready to serve (the readiness probe): part of a group with a known leader, and caught up —
      * a leader once it has applied everything before its term, a follower once it has applied
-     * all but at most {@link #READY_MAX_LAG} of the entries it knows to be committed.
+     * all but at most {@link #READY_MAX_LAG} of the entries its leader reports committed.
      */
-    public boolean hasLeader() {
-        return view.ready(isLeader());
+    public Readiness readiness() {
+        return view.readiness(isLeader());
+    }
+
+    /** {@link #readiness()} without the reason. */
+    public boolean isReady() {
+        return readiness().ready();
     }
 
     /**

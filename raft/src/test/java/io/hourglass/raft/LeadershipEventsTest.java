@@ -5,25 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
-import io.hourglass.core.command.StateApplier;
-import io.hourglass.core.config.Settings;
-import io.hourglass.core.proto.Command;
-import io.hourglass.core.proto.NewMessage;
-import io.hourglass.core.proto.PutCmd;
-import io.hourglass.core.storage.EventStore;
-import io.hourglass.testing.TestPorts;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.stream.Collectors;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -46,51 +35,30 @@ class LeadershipEventsTest {
 
     @TempDir
     Path dir;
-    private final Map<String, RaftNode> nodes = new LinkedHashMap<>();
-    private final Map<String, EventStore> stores = new HashMap<>();
+    private TestGroup group;
     private final Map<String, List<Seen>> seen = new HashMap<>();
 
     @AfterEach
     void stop() throws IOException {
-        for (RaftNode node : nodes.values()) {
-            node.close();
-        }
-        for (EventStore store : stores.values()) {
-            store.close();
+        if (group != null) {
+            group.close();
         }
     }
 
     private void startCluster() throws IOException {
-        Map<String, Integer> ports = new LinkedHashMap<>();
-        IDS.forEach(id -> ports.put(id, TestPorts.next()));
-        String peers = ports.entrySet().stream()
-                .map(e -> e.getKey() + "=127.0.0.1:" + e.getValue() + ":7070").collect(Collectors.joining(","));
-        for (String id : IDS) {
-            Path home = dir.resolve(id);
-            EventStore store = EventStore.open(home.resolve("db"));
-            stores.put(id, store);
-            RaftConfig config = RaftConfig.from(new Settings(Map.of("node.id", id, "cluster.peers", peers,
-                    "raft.port", Integer.toString(ports.get(id)))), home, 7070);
-            RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 1 << 20,
-                    ProposalObserver.NONE);
+        group = new TestGroup(dir, IDS).start(node -> {
             List<Seen> log = new CopyOnWriteArrayList<>();
-            seen.put(id, log);
+            seen.put(node.nodeId(), log);
             node.addLeadershipListener(change -> log.add(new Seen(change, node.stateMachine().getLastAppliedTermIndex())));
-            nodes.put(id, node);
-        }
-        for (RaftNode node : nodes.values()) {
-            node.start();
-        }
+        });
     }
 
     private RaftNode awaitOneLeader() {
-        await().atMost(Duration.ofSeconds(60)).until(() -> nodes.values().stream().filter(RaftNode::isLeader).count() == 1);
-        return nodes.values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
+        return group.awaitOneLeader();
     }
 
     private static void put(RaftNode via, String payload) {
-        via.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder()
-                .setTopic("t").setPayload(ByteString.copyFromUtf8(payload)))).build()).join();
+        TestGroup.put(via, payload).join();
     }
 
     private List<Leadership> changes(String id) {
@@ -103,19 +71,18 @@ class LeadershipEventsTest {
         RaftNode first = awaitOneLeader();
         long firstTerm = first.leadership().term();
         put(first, "a");
-        RaftNode follower = nodes.values().stream().filter(n -> n != first).findFirst().orElseThrow();
+        RaftNode follower = group.nodes().values().stream().filter(n -> n != first).findFirst().orElseThrow();
         put(follower, "b"); // through the Raft client to the leader
 
         String successorId = follower.nodeId();
         first.transferLeadership(successorId, Duration.ofSeconds(20));
-        RaftNode second = nodes.get(successorId);
+        RaftNode second = group.node(successorId);
         await().atMost(Duration.ofSeconds(30)).until(() -> second.isLeader() && !first.isLeader());
         long secondTerm = second.leadership().term();
         assertTrue(secondTerm > firstTerm, "a transfer starts a new term: " + firstTerm + " -> " + secondTerm);
         put(first, "c");
 
-        second.close();
-        nodes.remove(successorId);
+        group.close(successorId);
         RaftNode third = awaitOneLeader();
         long thirdTerm = third.leadership().term();
         assertTrue(thirdTerm > secondTerm, "a new election after the leader was closed: " + secondTerm + " -> " + thirdTerm);

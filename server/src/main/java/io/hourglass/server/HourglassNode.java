@@ -140,7 +140,7 @@ public final class HourglassNode implements AutoCloseable {
                 grpc.shutdownNow();
             }
         });
-        http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::hasLeader);
+        http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::readiness);
         stack.push("http", http::start, http);
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
                 nodeId, grpc.getPort(), http.port(), config.raft().raftPort());

@@ -1,10 +1,10 @@
 package io.hourglass.server.http;
 
+import io.hourglass.raft.Readiness;
 import io.hourglass.server.config.HttpConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
@@ -31,7 +31,7 @@ public final class HealthHttpServer implements AutoCloseable {
     private final Server server;
     private final ServerConnector connector;
 
-    public HealthHttpServer(String bindHost, HttpConfig config, Supplier<String> metrics, BooleanSupplier ready) {
+    public HealthHttpServer(String bindHost, HttpConfig config, Supplier<String> metrics, Supplier<Readiness> ready) {
         QueuedThreadPool pool = new QueuedThreadPool(config.threads(), Math.min(2, config.threads()));
         pool.setName("hourglass-http");
         pool.setDaemon(true);
@@ -54,9 +54,9 @@ public final class HealthHttpServer implements AutoCloseable {
                             metrics.get());
                     case "/healthz" -> respond(response, callback, 200, "text/plain", "ok\n");
                     case "/readyz" -> {
-                        boolean ok = ready.getAsBoolean();
-                        respond(response, callback, ok ? 200 : 503, "text/plain",
-                                ok ? "ready\n" : "not ready: no leader or not caught up\n");
+                        Readiness r = ready.get();
+                        respond(response, callback, r.ready() ? 200 : 503, "text/plain",
+                                r.ready() ? "ready\n" : "not ready: " + r.detail() + "\n");
                     }
                     default -> respond(response, callback, 404, "text/plain",
                             "not found; this port serves /metrics, /healthz and /readyz\n");

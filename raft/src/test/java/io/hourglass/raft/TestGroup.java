@@ -1,0 +1,104 @@
+package io.hourglass.raft;
+
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import io.hourglass.core.command.StateApplier;
+import io.hourglass.core.config.Settings;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import io.hourglass.core.storage.EventStore;
+import io.hourglass.testing.TestPorts;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * A real Ratis group of {@code ids} on loopback ports, each node with its own RocksDB store under
+ * {@code dir}: open, close and reopen nodes one by one. Closing the group closes every open node.
+ */
+final class TestGroup implements AutoCloseable {
+    private final Path dir;
+    private final Map<String, Integer> ports = new LinkedHashMap<>();
+    private final String peers;
+    private final Map<String, RaftNode> nodes = new LinkedHashMap<>();
+    private final Map<String, EventStore> stores = new HashMap<>();
+
+    TestGroup(Path dir, List<String> ids) {
+        this.dir = dir;
+        ids.forEach(id -> ports.put(id, TestPorts.next()));
+        peers = ports.entrySet().stream()
+                .map(e -> e.getKey() + "=127.0.0.1:" + e.getValue() + ":7070").collect(Collectors.joining(","));
+    }
+
+    /** Opens every node, lets {@code beforeStart} register listeners, then starts them all. */
+    TestGroup start(Consumer<RaftNode> beforeStart) throws IOException {
+        for (String id : ports.keySet()) {
+            beforeStart.accept(open(id));
+        }
+        for (RaftNode node : nodes.values()) {
+            node.start();
+        }
+        return this;
+    }
+
+    /** Opens node {@code id} on its data directory (kept from an earlier run) without starting it. */
+    RaftNode open(String id) throws IOException {
+        Path home = dir.resolve(id);
+        EventStore store = EventStore.open(home.resolve("db"));
+        stores.put(id, store);
+        RaftConfig config = RaftConfig.from(new Settings(Map.of("node.id", id, "cluster.peers", peers,
+                "raft.port", Integer.toString(ports.get(id)))), home, 7070);
+        RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 1 << 20,
+                ProposalObserver.NONE);
+        nodes.put(id, node);
+        return node;
+    }
+
+    /** Closes node {@code id} and its store; its data stays on disk. */
+    void close(String id) throws IOException {
+        RaftNode node = nodes.remove(id);
+        if (node != null) {
+            node.close();
+        }
+        EventStore store = stores.remove(id);
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    RaftNode node(String id) {
+        return nodes.get(id);
+    }
+
+    Map<String, RaftNode> nodes() {
+        return nodes;
+    }
+
+    RaftNode awaitOneLeader() {
+        await().atMost(Duration.ofSeconds(60)).until(() -> nodes.values().stream().filter(RaftNode::isLeader).count() == 1);
+        return nodes.values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
+    }
+
+    /** Proposes one message on topic {@code t} through {@code via}. */
+    static CompletableFuture<?> put(RaftNode via, String payload) {
+        return via.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder()
+                .setTopic("t").setPayload(ByteString.copyFromUtf8(payload)))).build());
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (String id : List.copyOf(nodes.keySet())) {
+            close(id);
+        }
+    }
+}
