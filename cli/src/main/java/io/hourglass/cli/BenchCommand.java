@@ -45,6 +45,8 @@ final class BenchCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String GROUP = "bench";
     private static final long HIGHEST_NANOS = TimeUnit.MINUTES.toNanos(10);
+    private static final long HIGHEST_MS = TimeUnit.MINUTES.toMillis(10);
+    private static final String[] STAGES = {"toLeader", "inBroker", "toHandler"};
 
     enum Mode { publish, consume, e2e, latency, schedule }
 
@@ -112,6 +114,17 @@ final class BenchCommand implements Callable<Integer> {
         private final AtomicLong lastAckNanos = new AtomicLong();
         private final AtomicLong maxGapNanos = new AtomicLong();
         private final Histogram latency = new Histogram(HIGHEST_NANOS, 3);
+        /**
+         * Where a delivered message's time went, in ms, by the timestamps the server puts in each
+         * delivery: intended send to the leader's stamp (client batching, transport, forwarding),
+         * stamp to dispatch (Raft commit, apply, waiting for the dispatcher), dispatch to the
+         * handler (the stream and the client). Meaningful when this machine's clock agrees with
+         * the leader's (one machine, or NTP-synchronised to a few ms).
+         */
+        private final Histogram[] stages = {new Histogram(HIGHEST_MS, 3), new Histogram(HIGHEST_MS, 3),
+            new Histogram(HIGHEST_MS, 3)};
+        /** {@code System.currentTimeMillis() - System.nanoTime() / 1e6} at the start: nanos to wall ms. */
+        private final long wallOffsetMs = System.currentTimeMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
 
         Run(String topic, PrintWriter err) {
             this.topic = topic;
@@ -137,9 +150,10 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         Map<String, Object> e2e(HourglassClient client) throws Exception {
-            long start = System.nanoTime();
+            long start;
             long sent;
             try (Subscription s = client.subscribe(topic, GROUP, this::record)) {
+                start = awaitSubscribed(s);
                 sent = sendFor(client, start, 0);
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
@@ -147,9 +161,10 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         Map<String, Object> latency(HourglassClient client) throws Exception {
-            long start = System.nanoTime();
+            long start;
             long sent;
             try (Subscription s = client.subscribe(topic, GROUP, this::record)) {
+                start = awaitSubscribed(s);
                 sent = sendFor(client, start, rate);
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
@@ -240,10 +255,20 @@ final class BenchCommand implements Callable<Integer> {
         private void record(ReceivedMessage m, DeliveryContext c) {
             c.ack();
             long sentAt = ByteBuffer.wrap(m.payload()).getLong();
+            long now = System.nanoTime();
+            long sentWallMs = wallOffsetMs + TimeUnit.NANOSECONDS.toMillis(sentAt);
+            long nowWallMs = wallOffsetMs + TimeUnit.NANOSECONDS.toMillis(now);
             synchronized (latency) {
-                latency.recordValue(Math.min(HIGHEST_NANOS, Math.max(0, System.nanoTime() - sentAt)));
+                latency.recordValue(Math.min(HIGHEST_NANOS, Math.max(0, now - sentAt)));
+                recordStage(0, m.enqueuedAtMs() - sentWallMs);
+                recordStage(1, m.deliveredAtMs() - m.enqueuedAtMs());
+                recordStage(2, nowWallMs - m.deliveredAtMs());
             }
             delivered.incrementAndGet();
+        }
+
+        private void recordStage(int stage, long ms) {
+            stages[stage].recordValue(Math.min(HIGHEST_MS, Math.max(0, ms)));
         }
 
         /** Delivered minus due, as the server stamped both; a delivery before its due time is early. */
@@ -257,6 +282,21 @@ final class BenchCommand implements Callable<Integer> {
                 latency.recordValue(Math.min(HIGHEST_NANOS, TimeUnit.MILLISECONDS.toNanos(Math.max(0, lateMs))));
             }
             delivered.incrementAndGet();
+        }
+
+        /**
+         * Waits (up to 30 s) until the server accepted the subscription, so that the first messages
+         * do not count the subscription's set-up (finding the leader) as latency; returns the start.
+         */
+        private long awaitSubscribed(Subscription s) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!s.isSubscribed() && !s.terminated().isDone() && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            }
+            if (!s.isSubscribed()) {
+                progress("the subscription to " + topic + " is not accepted yet; measuring anyway");
+            }
+            return System.nanoTime();
         }
 
         private void awaitDelivered(long n, long start, Duration timeout) {
@@ -309,6 +349,15 @@ final class BenchCommand implements Callable<Integer> {
                 r.put("p99Ms", ms(latency.getValueAtPercentile(99)));
                 r.put("p999Ms", ms(latency.getValueAtPercentile(99.9)));
                 r.put("maxMs", ms(latency.getMaxValue()));
+            }
+            if (stages[0].getTotalCount() > 0) {
+                for (double pct : new double[] {50, 99}) {
+                    Map<String, Long> at = new LinkedHashMap<>();
+                    for (int i = 0; i < STAGES.length; i++) {
+                        at.put(STAGES[i], stages[i].getValueAtPercentile(pct));
+                    }
+                    r.put("stagesP" + (int) pct + "Ms", at);
+                }
             }
         }
 

@@ -79,6 +79,12 @@ class BenchCommandTest {
             assertTrue(latency.get(p).asDouble() > 0, p + " in " + latency);
         }
         assertTrue(latency.get("p50Ms").asDouble() <= latency.get("p99Ms").asDouble());
+        // The stages split the latency: each is at most the whole (one clock here), p50 at most p99.
+        for (String stage : List.of("toLeader", "inBroker", "toHandler")) {
+            long p50 = latency.get("stagesP50Ms").get(stage).asLong();
+            long p99 = latency.get("stagesP99Ms").get(stage).asLong();
+            assertTrue(p50 >= 0 && p50 <= p99 && p99 <= latency.get("maxMs").asDouble() + 1, stage + " in " + latency);
+        }
     }
 
     @Test
