@@ -67,6 +67,11 @@ final class BenchCommand implements Callable<Integer> {
             description = "How long e2e and latency run, and over how long schedule spreads due times (default 10s).")
     private Duration duration = Duration.ofSeconds(10);
 
+    @Option(names = "--lead", paramLabel = "L", converter = DurationConverter.class,
+            description = "schedule: the first message is due L after the start (default 1s), so that every "
+                    + "message is committed before it is due and lateness measures the dispatch, not the commit.")
+    private Duration lead = Duration.ofSeconds(1);
+
     @Option(names = "--size", paramLabel = "BYTES", description = "Payload size (default 1024, at least 16).")
     private int size = 1024;
 
@@ -81,9 +86,10 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (size < 16 || window < 1 || rate < 1 || (count != null && count < 1) || duration.isZero()) {
+        if (size < 16 || window < 1 || rate < 1 || (count != null && count < 1) || duration.isZero()
+                || lead.isNegative()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
-                    "--size must be at least 16 and --window, --rate, --count and --duration positive");
+                    "--size must be at least 16, --window, --rate, --count and --duration positive and --lead not negative");
         }
         String t = topic != null ? topic : "bench-" + System.currentTimeMillis();
         Run run = new Run(t, spec.commandLine().getErr());
@@ -172,10 +178,11 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         Map<String, Object> schedule(HourglassClient client, int n) throws Exception {
-            long start = System.nanoTime();
+            long start;
             try (Subscription s = client.subscribe(topic, GROUP, this::lateness)) {
+                start = awaitSubscribed(s);
                 sendWindowed(client, n, duration, start);
-                awaitDelivered(n, start, duration.plusSeconds(60));
+                awaitDelivered(n, start, lead.plus(duration).plusSeconds(60));
             }
             Map<String, Object> r = result("schedule", delivered.get(), System.nanoTime() - start, true);
             r.put("early", early.get());
@@ -184,14 +191,19 @@ final class BenchCommand implements Callable<Integer> {
 
         /**
          * Publishes {@code n} messages keeping {@link #window} outstanding; with {@code spread}
-         * non-zero, message i is due {@code spread * i / n} after the start.
+         * non-zero, message i is due {@code lead + spread * i / n} after the start (at once if
+         * publishing fell that far behind).
          */
         private void sendWindowed(HourglassClient client, int n, Duration spread, long start) throws InterruptedException {
             Semaphore slots = new Semaphore(window);
             long nextProgress = start + TimeUnit.SECONDS.toNanos(1);
             for (int i = 0; i < n; i++) {
                 slots.acquire();
-                Duration delay = spread.isZero() ? Duration.ZERO : spread.multipliedBy(i).dividedBy(n);
+                Duration delay = Duration.ZERO;
+                if (!spread.isZero()) {
+                    long dueNanos = start + lead.toNanos() + spread.toNanos() / n * i;
+                    delay = Duration.ofNanos(Math.max(0, dueNanos - System.nanoTime()));
+                }
                 publish(client, System.nanoTime(), delay, slots);
                 nextProgress = maybeProgress(start, nextProgress, "published " + i + "/" + n);
             }

@@ -75,6 +75,8 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.delete.failures", "Delete batches that failed and were re-queued", m.deleteFailures);
         counter("hourglass.dispatch.passes", "Dispatcher passes", m.dispatchPasses);
         counter("hourglass.dispatch.messages.read", "Stored messages read by dispatcher passes", m.messagesRead);
+        counter("hourglass.dispatch.passes.without.lease", "Dispatcher passes put off because the leader could not"
+                + " show its lease (no majority heard from within 90% of raft.electionTimeoutMin)", m.passesWithoutLease);
         gauge("hourglass.messages.in.flight", "Deliveries awaiting ACK", engine, e -> e.inFlightCount());
         gauge("hourglass.active.consumers", "Consumers registered on this node", engine, e -> e.hub().size());
         gauge("hourglass.pending.deletions", "ACKs and expirations waiting for the next delete batch", engine,

@@ -252,7 +252,11 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
 
     private void runPass() {
         passQueued = false;
-        if (!leading || !replicator.holdsLease()) {
+        if (!leading) {
+            return;
+        }
+        if (!replicator.holdsLease()) {
+            metrics.passesWithoutLease.increment();
             return;
         }
         if (dispatcher.pass() > 0) {

@@ -13,6 +13,8 @@ public final class DeliveryMetrics {
     public final LongAdder deleteBatchKeys = new LongAdder();
     public final LongAdder deleteFailures = new LongAdder();
     public final LongAdder dispatchPasses = new LongAdder();
+    /** Passes not run because the leader could not show its lease (a majority heard lately). */
+    public final LongAdder passesWithoutLease = new LongAdder();
     /** Topic range scans; only topics with consumers are scanned. */
     public final LongAdder topicScans = new LongAdder();
     /** Stored messages a pass decoded: scanned messages someone still needed, plus point reads of redeliveries. */

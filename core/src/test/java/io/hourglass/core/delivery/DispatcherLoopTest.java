@@ -54,6 +54,20 @@ class DispatcherLoopTest {
         assertEquals(1, f.engine.metrics().expired.sum());
     }
 
+    @Test
+    void aLeaderWithoutItsLeaseDispatchesNothingAndCountsThePassItPutOff() {
+        start(HOUR);
+        var c = f.subscribe("t", "g");
+        await().atMost(Duration.ofSeconds(10)).until(() -> f.engine.metrics().dispatchPasses.sum() >= 1);
+        f.replicator.lease(false);
+        f.publish("t", 0, 0, "held back");
+        await().atMost(Duration.ofSeconds(10)).until(() -> f.engine.metrics().passesWithoutLease.sum() >= 1);
+        assertEquals(0, c.consumer.buffered(), "delivered without a lease");
+        f.replicator.lease(true);
+        f.publish("t", 0, 0, "after");
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 2);
+    }
+
     @AfterEach
     void close() {
         f.close();

@@ -60,4 +60,16 @@ public final class LocalReplicator implements Replicator {
     public boolean isLeader() {
         return true;
     }
+
+    private volatile boolean lease = true;
+
+    /** Whether {@link #holdsLease()} answers yes (a leader that lost touch with its majority: no). */
+    public void lease(boolean held) {
+        lease = held;
+    }
+
+    @Override
+    public boolean holdsLease() {
+        return lease;
+    }
 }
