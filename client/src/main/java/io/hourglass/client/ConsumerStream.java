@@ -84,11 +84,27 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
     private int unhandled;
     /** Confirmed ACKs sent and not yet answered (the sum of the {@code confirms} queues). */
     private int confirmsPending;
+    /** Plain ACKs the handler thread made, not sent yet: they go out as one frame (see {@link #flushAcks()}). */
+    private final List<ByteString> pendingAcks = new ArrayList<>();
+    /** Whether the calling thread is the subscription's handler thread, whose idle moment flushes ACKs. */
+    private final java.util.function.BooleanSupplier onHandlerThread;
+    /** Credits are granted in steps of this many (at least one, and at once when none is out). */
+    private final int creditStep;
+
+    /** Plain ACKs buffered before a frame goes out whether or not the handler is idle. */
+    static final int ACK_BATCH_MAX = 256;
 
     ConsumerStream(ServerPool.Endpoint endpoint, int maxBuffered, Listener listener) {
+        this(endpoint, maxBuffered, listener, () -> false);
+    }
+
+    ConsumerStream(ServerPool.Endpoint endpoint, int maxBuffered, Listener listener,
+                   java.util.function.BooleanSupplier onHandlerThread) {
         this.endpoint = endpoint;
         this.maxBuffered = maxBuffered;
         this.listener = listener;
+        this.onHandlerThread = onHandlerThread;
+        this.creditStep = Math.max(1, maxBuffered / 8);
     }
 
     /** Opens the call and sends {@code init}. */
@@ -140,7 +156,9 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         synchronized (lock) {
             int target = Math.max(maxBuffered - unhandled, confirmsPending > 0 ? 1 : 0);
             more = target - granted;
-            if (more <= 0 || call == null) {
+            // In steps, not one request per handled delivery; at once when no credit is out, so
+            // that a confirmation's reply can always arrive (class comment).
+            if (more <= 0 || call == null || (more < creditStep && granted > 0)) {
                 return;
             }
             granted = target;
@@ -153,6 +171,7 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
     void halfClose() {
         synchronized (lock) {
             if (open) {
+                flushAcksLocked();
                 open = false;
                 call.onCompleted();
             }
@@ -257,19 +276,64 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         }
     }
 
-    /** Sends a frame if the call is open; returns whether it was sent. */
-    private boolean send(SubscribeRequest request) {
+    /**
+     * Sends the plain ACKs buffered by the handler thread as one frame. The handler loop calls it
+     * when no further delivery of this stream is waiting, so a lone delivery's ACK leaves at once.
+     */
+    void flushAcks() {
+        synchronized (lock) {
+            flushAcksLocked();
+        }
+    }
+
+    private void flushAcksLocked() {
+        if (pendingAcks.isEmpty()) {
+            return;
+        }
+        Ack.Builder ack = Ack.newBuilder().setTag(pendingAcks.get(0));
+        ack.addAllMoreTags(pendingAcks.subList(1, pendingAcks.size()));
+        pendingAcks.clear();
+        if (!sendLocked(SubscribeRequest.newBuilder().setAck(ack).build())) {
+            LOG.debug("ACKs dropped: the stream to {} has ended", endpoint.address());
+        }
+    }
+
+    /** A plain ACK: buffered when made on the handler thread, otherwise sent at once. */
+    private boolean ackPlain(ByteString tag) {
         synchronized (lock) {
             if (!open) {
                 return false;
             }
-            try {
-                call.onNext(request);
-                return true;
-            } catch (RuntimeException e) {
-                LOG.debug("could not send on stream to {}: {}", endpoint.address(), e.toString());
-                return false;
+            if (!onHandlerThread.getAsBoolean()) {
+                return sendLocked(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(tag)).build());
             }
+            pendingAcks.add(tag);
+            if (pendingAcks.size() > ACK_BATCH_MAX) {
+                flushAcksLocked();
+            }
+            return true;
+        }
+    }
+
+    /** Sends a frame if the call is open; returns whether it was sent. */
+    private boolean send(SubscribeRequest request) {
+        synchronized (lock) {
+            flushAcksLocked(); // keep ACKs in the order they were made
+            return sendLocked(request);
+        }
+    }
+
+    /** Under {@code lock}. */
+    private boolean sendLocked(SubscribeRequest request) {
+        if (!open) {
+            return false;
+        }
+        try {
+            call.onNext(request);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.debug("could not send on stream to {}: {}", endpoint.address(), e.toString());
+            return false;
         }
     }
 
@@ -285,7 +349,7 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
         @Override
         public void ack() {
-            if (settled.compareAndSet(false, true) && !send(ackFrame(false))) {
+            if (settled.compareAndSet(false, true) && !ackPlain(tag)) {
                 LOG.debug("ACK of {} dropped: its stream has ended", id);
             }
         }

@@ -45,6 +45,11 @@ final class HandlerLoop {
         queue.add(item);
     }
 
+    /** Deliveries waiting for the handler (tests). */
+    int queued() {
+        return queue.size();
+    }
+
     boolean isHandlerThread() {
         return Thread.currentThread() == thread;
     }
@@ -102,6 +107,12 @@ final class HandlerLoop {
             }
         } finally {
             item.stream().deliveryDone();
+            // ACKs made here wait for the next frame while more of this stream's deliveries are
+            // queued (one frame for many); the last one before an idle moment sends them.
+            Item next = queue.peek();
+            if (next == null || next.stream() != item.stream()) {
+                item.stream().flushAcks();
+            }
         }
     }
 }

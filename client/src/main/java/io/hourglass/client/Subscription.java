@@ -84,6 +84,11 @@ public final class Subscription implements AutoCloseable {
     }
 
     /** Whether a stream is open and the server has accepted it. */
+    /** Deliveries received and waiting for the handler (tests). */
+    int queuedDeliveries() {
+        return handlerLoop.queued();
+    }
+
     public boolean isSubscribed() {
         synchronized (lock) {
             return subscribed && !closed;
@@ -148,7 +153,8 @@ public final class Subscription implements AutoCloseable {
                 return;
             }
             reconnectTask = null;
-            ConsumerStream stream = new ConsumerStream(pool.current(), options.maxBuffered(), listener);
+            ConsumerStream stream = new ConsumerStream(pool.current(), options.maxBuffered(), listener,
+                    handlerLoop::isHandlerThread);
             current = stream;
             LOG.debug("subscribing to {} (group '{}') on {}", topic, group, stream.endpoint().address());
             stream.start(topic, group);

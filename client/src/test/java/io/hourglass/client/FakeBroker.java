@@ -111,7 +111,10 @@ final class FakeBroker implements AutoCloseable {
 
     /** One server side of a Subscribe call. */
     final class FakeStream implements StreamObserver<SubscribeRequest> {
+        /** What the client sent, an Ack frame with more tags split into one Ack per tag. */
         final List<SubscribeRequest> received = new CopyOnWriteArrayList<>();
+        /** Ack frames as they came, before splitting. */
+        final List<io.hourglass.api.v1.Ack> ackFrames = new CopyOnWriteArrayList<>();
         final Set<ByteString> delivered = ConcurrentHashMap.newKeySet();
         volatile boolean halfClosed;
         volatile boolean cancelled;
@@ -182,7 +185,22 @@ final class FakeBroker implements AutoCloseable {
         }
 
         @Override
-        public void onNext(SubscribeRequest request) {
+        public void onNext(SubscribeRequest frame) {
+            if (!frame.hasAck()) {
+                handle(frame);
+                return;
+            }
+            ackFrames.add(frame.getAck());
+            List<ByteString> tags = new java.util.ArrayList<>();
+            tags.add(frame.getAck().getTag());
+            tags.addAll(frame.getAck().getMoreTagsList());
+            for (ByteString tag : tags) {
+                handle(SubscribeRequest.newBuilder().setAck(io.hourglass.api.v1.Ack.newBuilder().setTag(tag)
+                        .setConfirm(frame.getAck().getConfirm())).build());
+            }
+        }
+
+        private void handle(SubscribeRequest request) {
             received.add(request);
             if (request.hasInit()) {
                 Status failure = initFailure;

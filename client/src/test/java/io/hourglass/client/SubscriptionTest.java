@@ -192,6 +192,37 @@ class SubscriptionTest {
     }
 
     @Test
+    void plainAcksMadeWhileDeliveriesWaitGoOutInOneFrame() {
+        CountDownLatch release = new CountDownLatch(1);
+        Subscription sub = client.subscribe("t", "g", FAST.withMaxBuffered(200), (m, ctx) -> {
+            assertTrue(release.await(20, TimeUnit.SECONDS));
+            ctx.ack();
+        });
+        FakeBroker.FakeStream stream = awaitStream(0);
+        for (int i = 0; i < 100; i++) {
+            stream.deliver("t", "p-" + i, 1);
+        }
+        // The handler holds the first; the other 99 wait in the client behind it.
+        await().atMost(Duration.ofSeconds(10)).until(() -> sub.queuedDeliveries() == 99);
+        release.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stream.acks().size() == 100);
+        assertEquals(1, stream.ackFrames.size(), () -> "100 ACKs made back to back took " + stream.ackFrames.size()
+                + " frames");
+        assertTrue(stream.delivered.isEmpty(), "every tag acknowledged");
+    }
+
+    @Test
+    void anAckMadeOffTheHandlerThreadIsSentAtOnce() throws Exception {
+        var held = new java.util.concurrent.ArrayBlockingQueue<DeliveryContext>(1);
+        client.subscribe("t", "g", FAST, (m, ctx) -> held.add(ctx));
+        FakeBroker.FakeStream stream = awaitStream(0);
+        stream.deliver("t", "later", 1);
+        DeliveryContext ctx = held.poll(10, TimeUnit.SECONDS);
+        ctx.ack(); // the handler returned long ago; nothing would flush a buffered ACK
+        await().atMost(Duration.ofSeconds(5)).until(() -> stream.acks().size() == 1);
+    }
+
+    @Test
     void aSlowHandlerLimitsWhatTheServerCanSend() {
         CountDownLatch release = new CountDownLatch(1);
         List<String> handled = new CopyOnWriteArrayList<>();

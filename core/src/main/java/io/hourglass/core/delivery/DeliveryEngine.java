@@ -12,6 +12,7 @@ import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -134,15 +135,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         metrics.acks.increment();
         CompletableFuture<Void> committed = new CompletableFuture<>();
         loop.submit(() -> {
-            inFlight.markAcked(tag, c.recipient());
-            CompletableFuture<Void> deletion;
-            if (!c.isUniversal()) {
-                deletion = deleter.submit(tag, c.group());
-            } else if (store.durableGroups(c.topic()).isEmpty() && inFlight.universalSettled(tag)) {
-                deletion = deleter.submit(tag, StateApplier.ALL_GROUPS);
-            } else {
-                deletion = CompletableFuture.completedFuture(null);
-            }
+            CompletableFuture<Void> deletion = settleAck(c, tag);
             deletion.whenComplete((v, e) -> {
                 if (e == null) {
                     committed.complete(null);
@@ -155,6 +148,35 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             }
         });
         return committed;
+    }
+
+    /**
+     * Plain ACKs of several tags (one client frame) as one loop event; nobody waits for their
+     * replication. Returns the tags refused because they were not delivered on this consumer's
+     * stream (unknown, already settled, or sent to another consumer), in order.
+     */
+    public List<EventKey> ackAll(Consumer c, List<EventKey> tags) {
+        List<EventKey> owned = new ArrayList<>(tags.size());
+        List<EventKey> refused = new ArrayList<>();
+        for (EventKey tag : tags) {
+            (c.takeTag(tag) ? owned : refused).add(tag);
+        }
+        if (!owned.isEmpty()) {
+            metrics.acks.add(owned.size());
+            loop.submit(() -> owned.forEach(tag -> settleAck(c, tag)));
+        }
+        return refused;
+    }
+
+    /** Loop only: the ACK's effect — the recipient is done, the deletion is queued; completes when replicated. */
+    private CompletableFuture<Void> settleAck(Consumer c, EventKey tag) {
+        inFlight.markAcked(tag, c.recipient());
+        if (!c.isUniversal()) {
+            return deleter.submit(tag, c.group());
+        } else if (store.durableGroups(c.topic()).isEmpty() && inFlight.universalSettled(tag)) {
+            return deleter.submit(tag, StateApplier.ALL_GROUPS);
+        }
+        return CompletableFuture.completedFuture(null);
     }
 
     /** Makes the message redeliverable at once. */
@@ -195,10 +217,15 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         requestPass();
     }
 
+    /** Why an ACK or NACK of {@code tag} is refused when the tag is not this stream's to settle. */
+    public static String notOwned(String what, EventKey tag) {
+        return what + " for tag " + tag.toHex()
+                + ": no such message was delivered on this stream (unknown, already acknowledged, or sent to another consumer)";
+    }
+
     private void requireOwned(Consumer c, EventKey tag, String what) {
         if (!c.takeTag(tag)) {
-            throw new InvalidRequestException(what + " for tag " + tag.toHex()
-                    + ": no such message was delivered on this stream (unknown, already acknowledged, or sent to another consumer)");
+            throw new InvalidRequestException(notOwned(what, tag));
         }
     }
 

@@ -107,6 +107,23 @@ class InFlightAndAckTest {
     }
 
     @Test
+    void ackAllSettlesTheOwnedTagsAndReturnsTheOthersInOrder() {
+        var a = f.subscribe("t", "g");
+        List<EventKey> keys = f.publish("t", 0, 0, "m1", "m2");
+        f.engine.dispatchOnce();
+        List<EventKey> tags = a.drain().stream().map(Delivery::tag).toList();
+        assertEquals(keys, tags);
+        EventKey unknown = new EventKey(1, 2, 3);
+        assertEquals(List.of(unknown), f.engine.ackAll(a.consumer, List.of(tags.get(0), unknown, tags.get(1))));
+        assertEquals(List.of(tags.get(0)), f.engine.ackAll(a.consumer, List.of(tags.get(0))), "a tag settles once");
+        f.advance(Duration.ofMinutes(1));
+        assertEquals(0, f.engine.dispatchOnce(), "acked: not redelivered past the in-flight timeout");
+        f.engine.flushDeletes().join();
+        assertTrue(keys.stream().allMatch(k -> f.store.message(k).isEmpty()));
+        assertEquals(0, f.engine.inFlightCount());
+    }
+
+    @Test
     void deleterSendsAtMostMaxKeysPerBatch() {
         var a = f.subscribe("t", "g");
         f.publish("t", 0, 0, "1", "2", "3", "4", "5");

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.hourglass.api.v1.Ack;
 import io.hourglass.api.v1.AckReply;
 import io.hourglass.api.v1.SubscribeRequest;
 import io.hourglass.api.v1.SubscribeResponse;
@@ -14,7 +15,9 @@ import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.Delivery;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.storage.EventKey;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -28,6 +31,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consumer.Sink {
     private static final Logger LOG = LoggerFactory.getLogger(SubscribeSession.class);
+    /** Tags an Ack frame may carry besides its first (broker.proto): one refusal per bad tag stays bounded. */
+    static final int MAX_MORE_TAGS = 1024;
 
     private final DeliveryEngine engine;
     private final PublishValidator validator;
@@ -67,7 +72,20 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             return;
         }
         switch (frame.getFrameCase()) {
-            case ACK -> ack(frame.getAck().getTag(), frame.getAck().getConfirm());
+            case ACK -> {
+                Ack a = frame.getAck();
+                if (a.getMoreTagsCount() > MAX_MORE_TAGS) {
+                    refuse(a.getTag(), "an Ack frame carries at most " + MAX_MORE_TAGS + " more tags, got "
+                            + a.getMoreTagsCount() + "; none of them was acknowledged");
+                    return;
+                }
+                if (a.getConfirm() || a.getMoreTagsCount() == 0) {
+                    ack(a.getTag(), a.getConfirm());
+                    a.getMoreTagsList().forEach(more -> ack(more, a.getConfirm()));
+                } else {
+                    ackAll(a);
+                }
+            }
             case NACK -> nack(frame.getNack().getTag());
             case INIT -> fail(Status.FAILED_PRECONDITION.withDescription("this stream is already subscribed; open a new stream for another topic"));
             default -> fail(Status.INVALID_ARGUMENT.withDescription("empty Subscribe frame: send init, ack or nack"));
@@ -140,6 +158,28 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             }
         } catch (HourglassException e) {
             refuse(tagBytes, e.getMessage());
+        }
+    }
+
+    /** Plain ACKs of a whole frame: one event on the delivery loop; each bad tag refused on its own. */
+    private void ackAll(Ack a) {
+        Consumer c = consumer;
+        List<ByteString> frameTags = new ArrayList<>(1 + a.getMoreTagsCount());
+        frameTags.add(a.getTag());
+        frameTags.addAll(a.getMoreTagsList());
+        List<EventKey> tags = new ArrayList<>(frameTags.size());
+        for (ByteString tagBytes : frameTags) {
+            try {
+                tags.add(parseTag(tagBytes, c));
+            } catch (IllegalArgumentException e) {
+                refuse(tagBytes, e.getMessage());
+            }
+        }
+        if (tags.isEmpty()) {
+            return;
+        }
+        for (EventKey refused : engine.ackAll(c, tags)) {
+            refuse(ByteString.copyFrom(refused.toBytes()), DeliveryEngine.notOwned("ACK", refused));
         }
     }
 

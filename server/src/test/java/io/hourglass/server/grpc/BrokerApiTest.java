@@ -189,4 +189,58 @@ class BrokerApiTest {
         ownerIn.onCompleted();
         otherIn.onCompleted();
     }
+
+    @Test
+    void oneAckFrameAcknowledgesEveryTagItCarriesAndTooManyAreRefused() {
+        publish(msg("api-batch", "a"), msg("api-batch", "b"), msg("api-batch", "c"));
+        StreamRecorder<SubscribeResponse> out = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(init("api-batch", "g"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> out.values().stream().filter(SubscribeResponse::hasDelivery).count() == 3);
+        java.util.List<ByteString> tags = out.values().stream().filter(SubscribeResponse::hasDelivery)
+                .map(r -> r.getDelivery().getTag()).toList();
+
+        Ack.Builder tooMany = Ack.newBuilder().setTag(tags.get(0));
+        for (int i = 0; i <= SubscribeSession.MAX_MORE_TAGS; i++) {
+            tooMany.addMoreTags(tags.get(1));
+        }
+        in.onNext(SubscribeRequest.newBuilder().setAck(tooMany).build());
+        var refused = out.awaitValue(r -> r.hasAckReply() && !r.getAckReply().getOk()).getAckReply();
+        assertEquals(Status.Code.INVALID_ARGUMENT.value(), refused.getCode());
+        assertTrue(refused.getError().contains("at most 1024 more tags"), refused.getError());
+
+        in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(tags.get(0))
+                .addMoreTags(tags.get(1)).addMoreTags(tags.get(2)).setConfirm(true)).build());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.values().stream()
+                .filter(r -> r.hasAckReply() && r.getAckReply().getOk()).count() == 3);
+        for (ByteString tag : tags) {
+            assertTrue(node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(tag.toByteArray())).isEmpty(),
+                    "every tag of the frame acknowledged and deleted");
+        }
+        assertTrue(out.error() == null, "the stream stays open");
+        in.onCompleted();
+    }
+
+    @Test
+    void plainAcksInOneFrameDeleteTheirMessagesAndABadTagIsRefusedAlone() {
+        publish(msg("api-plain", "a"), msg("api-plain", "b"));
+        StreamRecorder<SubscribeResponse> out = new StreamRecorder<>();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(init("api-plain", "g"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> out.values().stream().filter(SubscribeResponse::hasDelivery).count() == 2);
+        java.util.List<ByteString> tags = out.values().stream().filter(SubscribeResponse::hasDelivery)
+                .map(r -> r.getDelivery().getTag()).toList();
+        ByteString unknown = ByteString.copyFrom(new byte[24]);
+        in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(tags.get(0)).addMoreTags(unknown)
+                .addMoreTags(tags.get(1))).build());
+        var refused = out.awaitValue(r -> r.hasAckReply() && !r.getAckReply().getOk()).getAckReply();
+        assertEquals(unknown, refused.getTag());
+        assertTrue(refused.getError().contains("no such message was delivered on this stream"), refused.getError());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> tags.stream().allMatch(t ->
+                node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(t.toByteArray())).isEmpty()));
+        assertEquals(1, out.values().stream().filter(SubscribeResponse::hasAckReply).count(), "one refusal, no other reply");
+        in.onCompleted();
+    }
 }
