@@ -32,8 +32,17 @@ class ConsumeCommandTest {
         broker.close();
     }
 
+    /** One ACK per acknowledged tag: a frame with more tags (the client batches plain ACKs) counts each. */
     private List<SubscribeRequest> acks() {
-        return broker.subscribeRequests.stream().filter(SubscribeRequest::hasAck).toList();
+        List<SubscribeRequest> acks = new ArrayList<>();
+        for (SubscribeRequest frame : broker.subscribeRequests) {
+            if (frame.hasAck()) {
+                acks.add(frame);
+                frame.getAck().getMoreTagsList().forEach(tag -> acks.add(SubscribeRequest.newBuilder()
+                        .setAck(frame.getAck().toBuilder().clearMoreTags().setTag(tag)).build()));
+            }
+        }
+        return acks;
     }
 
     @Test
