@@ -3,6 +3,7 @@ package io.hourglass.raft;
 import java.io.IOException;
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.ratis.proto.RaftProtos.CommitInfoProto;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -56,14 +57,14 @@ final class GroupView {
     /**
      * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
      * follower once it knows a leader it heard from lately and has applied all but at most
-     * {@link #READY_MAX_LAG} of the entries it knows to be committed.
+     * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed.
      *
-     * <p>Known gap: the follower's own commit index cannot pass the end of its log, so a node
-     * restarted after missing entries may call itself ready at the leader's first append, before
-     * the missing entries arrive. Measuring against the leader's commit index (Ratis' commit infos)
-     * closes it, and exposed a follower wiped twice within seconds that never catches up: the
-     * leader keeps its old match index and never sends below it. Until that is fixed, the probe
-     * keeps the old rule (ReadinessTest, disabled, shows the gap).
+     * <p>The follower's own commit index is no measure: it cannot pass the end of its log, so a
+     * node restarted after a few seconds down, at the leader's first append, has applied all it
+     * knows of and would call itself ready while the entries it missed are still on their way. The
+     * leader sends its commit index in every append this follower accepts (Ratis' commit infos);
+     * until one has arrived since this process started, the follower does not know how far behind
+     * it is. (A follower whose lost log its leader refuses to see is mended by {@link LostLogWatch}.)
      */
     Readiness readiness(boolean leaderReady) {
         try {
@@ -81,12 +82,24 @@ final class GroupView {
             if (contact >= config.followerStallTimeout().toMillis()) {
                 return Readiness.not("no append from leader " + leader + " for " + contact + " ms");
             }
-            long behind = division.getRaftLog().getLastCommittedIndex() - info.getLastAppliedIndex();
+            long leaderCommit = commitIndexOf(leader, division.getCommitInfos());
+            if (leaderCommit < 0) {
+                return Readiness.not("waiting for leader " + leader + "'s commit index");
+            }
+            long committed = Math.max(leaderCommit, division.getRaftLog().getLastCommittedIndex());
+            long behind = committed - info.getLastAppliedIndex();
             return behind <= READY_MAX_LAG ? Readiness.READY
                     : Readiness.not("catching up: " + behind + " committed entries not applied yet");
         } catch (IOException e) {
             return Readiness.not("raft group not open: " + e.getMessage());
         }
+    }
+
+    /** The commit index that {@code infos} (Ratis' commit infos) give for {@code peer}, or -1. */
+    static long commitIndexOf(RaftPeerId peer, java.util.Collection<CommitInfoProto> infos) {
+        var key = peer.toByteString();
+        return infos.stream().filter(c -> c.getServer().getId().equals(key))
+                .mapToLong(CommitInfoProto::getCommitIndex).max().orElse(-1);
     }
 
     /**
@@ -97,6 +110,28 @@ final class GroupView {
         var role = info.getRoleInfoProto();
         return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
                 ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : 0;
+    }
+
+    /**
+     * What a follower knows of its leader's progress, for {@link LostLogWatch}: null while this
+     * node leads or knows no leader.
+     */
+    FollowerProgress followerProgress() {
+        try {
+            var division = server.getDivision(RaftNode.GROUP_ID);
+            var info = division.getInfo();
+            RaftPeerId leader = info.getLeaderId();
+            if (info.isLeader() || leader == null) {
+                return null;
+            }
+            return new FollowerProgress(leader.toString(), leaderContactMs(info), division.getRaftLog().getNextIndex() - 1);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** See {@link LostLogWatch#suspect}. */
+    record FollowerProgress(String leaderId, long leaderContactMs, long logEnd) {
     }
 
     RaftNode.Status status() {

@@ -63,6 +63,8 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private volatile TermIndex lastConfiguration;
     /** A downloaded checkpoint that {@link #reinitialize()} swaps in; set by the install, read by Ratis' reload. */
     private volatile java.nio.file.Path pendingCheckpoint;
+    /** A checkpoint download or install is under way (from the leader's notice to the reload). */
+    private volatile boolean installing;
     private volatile long lastStamp;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong snapshotsInstalled = new java.util.concurrent.atomic.AtomicLong();
@@ -120,6 +122,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
             snapshotsInstalled.incrementAndGet();
         }
         loadAppliedPosition();
+        installing = false;
         lc.transition(LifeCycle.State.RUNNING);
     }
 
@@ -151,6 +154,11 @@ public final class HourglassStateMachine extends BaseStateMachine {
     }
 
     /** Checkpoints installed from a leader since this state machine was created. */
+    /** A checkpoint download or install is under way. */
+    boolean installing() {
+        return installing;
+    }
+
     public long snapshotsInstalled() {
         return snapshotsInstalled.get();
     }
@@ -286,7 +294,12 @@ public final class HourglassStateMachine extends BaseStateMachine {
         String leader = roleInfo.getFollowerInfo().getLeaderInfo().getId().getId().toStringUtf8();
         LOG.info("{}: behind the leader's log (first entry {}); fetching a checkpoint from {}",
                 getId(), firstTermIndexInLog, leader);
-        return checkpoints.fetchFrom(leader).thenApply(dir -> {
+        installing = true;
+        return checkpoints.fetchFrom(leader).whenComplete((dir, e) -> {
+            if (e != null) {
+                installing = false;
+            }
+        }).thenApply(dir -> {
             io.hourglass.core.storage.TermIndex at = io.hourglass.core.storage.EventStore.appliedIndexOf(dir);
             pendingCheckpoint = dir;
             LOG.info("{}: checkpoint from {} downloaded at applied {}", getId(), leader, at);

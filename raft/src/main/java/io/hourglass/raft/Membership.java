@@ -84,6 +84,21 @@ final class Membership {
         }
     }
 
+    /** The commit index server {@code peerId} reports for itself (-1 if it reports none). */
+    long commitIndexOf(String peerId) throws IOException {
+        RaftPeerId peer = RaftPeerId.valueOf(peerId);
+        return GroupView.commitIndexOf(peer, client.getGroupManagementApi(peer).info(RaftNode.GROUP_ID).getCommitInfos());
+    }
+
+    /** Asks leader {@code leaderId} to step down (a transfer to no one); see {@link LostLogWatch}. */
+    void askToStepDown(String leaderId, Duration timeout) throws IOException {
+        RaftClientReply reply = client.admin().transferLeadership(null, RaftPeerId.valueOf(leaderId), timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException(leaderId + " did not step down: " + reply.getException());
+        }
+        LOG.info("{}: {} stepped down", nodeId, leaderId);
+    }
+
     private static List<RaftNode.Member> toMembers(List<RaftPeer> peers) {
         return peers.stream().map(p -> new RaftNode.Member(p.getId().toString(), p.getAddress())).toList();
     }

@@ -22,6 +22,8 @@ import java.util.List;
  * @param logSegmentBytes {@code raft.logSegmentBytes} (8388608): size of one Raft log segment file; only closed segments are purged
  * @param followerStallTimeout {@code raft.followerStallTimeout} (30s): a follower behind the commit index whose
  *        match index has not moved for this long is reported as not catching up (WARN, metric, cluster status)
+ * @param lostLogTimeout {@code raft.lostLogTimeout} (5s): a follower whose leader has committed past this
+ *        node's log end yet appended nothing for this long asks it to step down (see LostLogWatch)
  * @param checkpointDir where checkpoints are made for, and downloaded from, other nodes: {@code <data dir>/checkpoints}
  * @param maxCheckpointDownloads {@code raft.maxCheckpointDownloads} (2): checkpoints this node serves at once
  * @param join {@code cluster.join} (false, flag {@code --join}): start empty and wait to be added
@@ -29,7 +31,7 @@ import java.util.List;
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
-                         long logSegmentBytes, Duration followerStallTimeout, Path checkpointDir, int maxCheckpointDownloads,
+                         long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Path checkpointDir, int maxCheckpointDownloads,
                          boolean join) {
 
     /** A voter of the group. */
@@ -64,6 +66,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.integer("raft.purgeGap", 1024, 1, Integer.MAX_VALUE),
                 s.integer("raft.logSegmentBytes", 8 << 20, 64 << 10, Integer.MAX_VALUE),
                 s.duration("raft.followerStallTimeout", Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                s.duration("raft.lostLogTimeout", Duration.ofSeconds(5), Duration.ofSeconds(1)),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")));

@@ -85,6 +85,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final FollowerWatch followerWatch;
+    private final LostLogWatch lostLogWatch;
     private final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
@@ -101,6 +102,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.leadership = new LeadershipNotifier(config.nodeId());
         this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
+        this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
         this.watchExecutor = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "hourglass-follower-watch-" + config.nodeId());
             t.setDaemon(true);
@@ -159,7 +161,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     public void start() throws IOException {
         server.start();
-        long every = Math.max(100, Math.min(1_000, config.followerStallTimeout().toMillis() / 4));
+        long every = Math.max(100, Math.min(1_000,
+                Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
         watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
@@ -193,18 +196,38 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return failStop.cause();
     }
 
-    /** One look at the followers' progress (the watch thread); a follower has nothing to watch. */
+    /**
+     * One look (the watch thread): a leader at its followers' progress ({@link FollowerWatch}), a
+     * follower at whether its leader still sends what its log lacks ({@link LostLogWatch}).
+     */
     private void watchFollowers() {
         try {
             Status s = status();
             if ("LEADER".equals(s.role())) {
+                lostLogWatch.reset();
                 followerWatch.observe(s.followerMatchIndex(), s.commitIndex(), System.nanoTime());
-            } else {
-                followerWatch.reset();
+                return;
             }
-        } catch (RuntimeException e) {
+            followerWatch.reset();
+            GroupView.FollowerProgress p = view.followerProgress();
+            if (p == null) {
+                lostLogWatch.reset();
+                return;
+            }
+            String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),
+                    stateMachine.installing(), System.nanoTime());
+            if (suspect != null && lostLogWatch.starved(suspect, membership.commitIndexOf(suspect), p.logEnd(),
+                    System.nanoTime())) {
+                membership.askToStepDown(suspect, config.electionTimeoutMax().multipliedBy(2));
+            }
+        } catch (IOException | RuntimeException e) {
             LOG.warn("{}: follower watch failed", config.nodeId(), e);
         }
+    }
+
+    /** Step-downs this node asked of a leader that kept sending past its log's end (see {@link LostLogWatch}). */
+    public long lostLogStepDownRequests() {
+        return lostLogWatch.asks();
     }
 
     /**

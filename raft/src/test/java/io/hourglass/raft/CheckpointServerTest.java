@@ -76,8 +76,10 @@ final class CheckpointServerTest {
                     .setTopic("bulk").setPayload(ByteString.copyFrom(payload)))).build()).join();
         }
         store.flush();
+        // A fixed 1 MiB receive window: with grpc-java's automatic window (BDP probing) a reader's
+        // window may grow while the first chunks arrive, and what a stalled reader holds with it.
         channel = NettyChannelBuilder.forTarget("127.0.0.1:" + raftPort).usePlaintext()
-                .maxInboundMessageSize(2 * MIB).build();
+                .maxInboundMessageSize(2 * MIB).flowControlWindow(MIB).build();
     }
 
     @AfterEach

@@ -39,8 +39,6 @@ class ReadinessTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("the probe keeps its own-commit-index rule until a follower wiped twice within seconds"
-            + " catches up (GroupView#readiness); on that rule this fails: ready with 3 750 entries not applied")
     void aRestartedFollowerIsNotReadyUntilItAppliedWhatTheLeaderCommitted() throws IOException {
         group = new TestGroup(dir, List.of("n1", "n2", "n3")).start(node -> { });
         RaftNode leader = group.awaitOneLeader();

@@ -80,6 +80,10 @@ final class TestGroup implements AutoCloseable {
         return nodes.get(id);
     }
 
+    EventStore store(String id) {
+        return stores.get(id);
+    }
+
     Map<String, RaftNode> nodes() {
         return nodes;
     }

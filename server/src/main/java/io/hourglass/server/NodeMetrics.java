@@ -91,6 +91,9 @@ public final class NodeMetrics implements AutoCloseable {
                 .description("Snapshots taken (store flushed, log purgeable)").register(registry);
         FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
                 .description("Leader checkpoints installed by this node").register(registry);
+        FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft, RaftNode::lostLogStepDownRequests)
+                .description("Step-downs this node asked of a leader that appended nothing past its log's end "
+                        + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
     }
 
     /** The lock-step rooms engine's counters ({@code hourglass_room_*}) and the Session streams of this node. */

@@ -50,6 +50,13 @@ public final class RaftKeys {
                     + "catching up: a WARN on the leader, `hourglass_raft_follower_stalled{follower}` = 1, `stalled` "
                     + "in `cluster status`; its own `/readyz` fails once it has not heard from a leader for this "
                     + "long.");
+    public static final ConfigKey<Duration> LOST_LOG_TIMEOUT = ConfigKey.duration(
+            "raft.lostLogTimeout", "5s", "1s",
+            "A follower whose leader has committed past the end of its log, yet appended nothing to it for this "
+                    + "long while no checkpoint is being installed, asks the leader to step down (a WARN, "
+                    + "`hourglass_raft_lost_log_step_down_requests_total`): the leader still counts on a log the "
+                    + "node no longer has (its data directory was wiped and it restarted under the same id), and "
+                    + "the next leader starts from the log's real end.");
     public static final ConfigKey<Integer> MAX_CHECKPOINT_DOWNLOADS = ConfigKey.integer(
             "raft.maxCheckpointDownloads", 2, 1, 64,
             "Store checkpoints this node serves at once to followers too far behind its log; they are downloaded "
@@ -65,7 +72,7 @@ public final class RaftKeys {
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
 
     private RaftKeys() {
     }
@@ -75,7 +82,7 @@ public final class RaftKeys {
         return new RaftConfig(nodeId, RaftConfig.parsePeers(PEERS.read(s)), PORT.read(s), dataDir.resolve("ratis"),
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
-                FOLLOWER_STALL_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
+                FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
                 JOIN.read(s));
     }
 }

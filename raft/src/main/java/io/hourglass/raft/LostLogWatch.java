@@ -1,0 +1,104 @@
+package io.hourglass.raft;
+
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A follower's check that its leader still sends what this node's log lacks.
+ *
+ * <p>Raft assumes a node keeps its log: a leader never sends below the index a follower once
+ * matched. A node whose data directory was lost and that restarted under its old id (a wiped
+ * directory, a replaced disk) has a shorter log than its leader remembers, answers every append
+ * with INCONSISTENCY, and the leader (Ratis 3.3) keeps sending from the remembered match index
+ * for as long as it leads: the node never catches up, and the cluster is one failure from losing
+ * its quorum.
+ *
+ * <p>This node sees it from its side. While a leader it hears from appended nothing to this
+ * node's log for {@code timeout} and no checkpoint is being installed, it is <em>suspect</em>:
+ * RaftNode then asks that leader for its commit index (at most once per timeout; an idle healthy
+ * follower looks the same until that answer). If the leader has committed past the end of this
+ * node's log, the node is <em>starved</em> and asks the leader to step down (at most once per
+ * {@link #RETRY_FACTOR} timeouts). The next leader starts its term knowing no match index, finds
+ * this log's real end and sends the entries, or a checkpoint when they are purged. (The follower
+ * must ask: an append it refuses does not carry the leader's commit index into Ratis' commit
+ * infos.)
+ *
+ * <p>Owned by RaftNode's watch thread, but for {@link #asks()}.
+ */
+final class LostLogWatch {
+    private static final Logger LOG = LoggerFactory.getLogger(LostLogWatch.class);
+    /** Asks again no sooner than this many timeouts after the last ask. */
+    static final int RETRY_FACTOR = 6;
+
+    private final String nodeId;
+    private final long timeoutNanos;
+    private long logEnd = Long.MIN_VALUE;
+    private long sinceNanos;
+    private long checkedNanos;
+    private boolean checked;
+    private long askedNanos;
+    private boolean asked;
+    private volatile long asks;
+
+    LostLogWatch(String nodeId, Duration timeout) {
+        this.nodeId = nodeId;
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    /**
+     * One look, taken while this node follows.
+     *
+     * @param leaderId the leader this node knows, or null
+     * @param leaderContactMs how long ago the leader last reached this node
+     * @param logEnd the index of this node's last log entry (-1: empty)
+     * @param installing a checkpoint download or install is under way
+     * @return the leader whose commit index to look up now (then call {@link #starved}), or null
+     */
+    String suspect(String leaderId, long leaderContactMs, long logEnd, boolean installing, long nowNanos) {
+        boolean still = leaderId != null && leaderContactMs * 1_000_000L < timeoutNanos && !installing
+                && logEnd == this.logEnd;
+        if (!still) {
+            this.logEnd = logEnd;
+            sinceNanos = nowNanos;
+            return null;
+        }
+        if (nowNanos - sinceNanos < timeoutNanos || (checked && nowNanos - checkedNanos < timeoutNanos)) {
+            return null;
+        }
+        checked = true;
+        checkedNanos = nowNanos;
+        return leaderId;
+    }
+
+    /**
+     * The answer to a look-up {@link #suspect} asked for.
+     *
+     * @param leaderCommit the commit index leader {@code leaderId} reported
+     * @return true when this node should ask that leader to step down now
+     */
+    boolean starved(String leaderId, long leaderCommit, long logEnd, long nowNanos) {
+        if (leaderCommit <= logEnd || logEnd != this.logEnd
+                || (asked && nowNanos - askedNanos < RETRY_FACTOR * timeoutNanos)) {
+            return false;
+        }
+        asked = true;
+        askedNanos = nowNanos;
+        asks++;
+        LOG.warn("{}: leader {} has committed up to {} but appended nothing past this node's log end {} for {} s: it "
+                        + "still counts on a log this node no longer has (its data directory was lost or wiped?); "
+                        + "asking {} to step down so that the next leader starts from this log's real end",
+                nodeId, leaderId, leaderCommit, logEnd, Duration.ofNanos(nowNanos - sinceNanos).toSeconds(), leaderId);
+        return true;
+    }
+
+    /** This node leads, or knows no leader: start over. */
+    void reset() {
+        logEnd = Long.MIN_VALUE;
+    }
+
+    /** Step-downs this node has asked for. */
+    long asks() {
+        return asks;
+    }
+}

@@ -1,0 +1,48 @@
+package io.hourglass.raft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(10)
+final class LostLogWatchTest {
+    private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
+    private final LostLogWatch watch = new LostLogWatch("n3", Duration.ofSeconds(5));
+
+    @Test
+    void aLogThatDoesNotGrowWhileTheLeaderIsHeardIsLookedUpAfterTheTimeoutAndOnceATimeout() {
+        assertNull(watch.suspect("n1", 100, -1, false, 0));
+        assertNull(watch.suspect("n1", 100, -1, false, 4 * SECOND), "not before the timeout");
+        assertEquals("n1", watch.suspect("n1", 100, -1, false, 5 * SECOND));
+        assertNull(watch.suspect("n1", 100, -1, false, 6 * SECOND), "one look-up per timeout");
+        assertEquals("n1", watch.suspect("n1", 100, -1, false, 10 * SECOND));
+    }
+
+    @Test
+    void growthASilentLeaderOrAnInstallRestartTheClock() {
+        watch.suspect("n1", 100, 10, false, 0);
+        assertNull(watch.suspect("n1", 100, 11, false, 5 * SECOND), "the log grew");
+        assertNull(watch.suspect("n1", 6_000, 11, false, 10 * SECOND), "the leader was not heard from lately");
+        assertNull(watch.suspect("n1", 100, 11, true, 15 * SECOND), "a checkpoint is being installed");
+        assertNull(watch.suspect("n1", 100, 11, false, 19 * SECOND));
+        assertEquals("n1", watch.suspect("n1", 100, 11, false, 20 * SECOND));
+    }
+
+    @Test
+    void onlyALeaderThatCommittedPastTheLogsEndIsAskedToStepDownAndNotAgainSoon() {
+        watch.suspect("n1", 100, 13, false, 0);
+        assertEquals("n1", watch.suspect("n1", 100, 13, false, 5 * SECOND));
+        assertFalse(watch.starved("n1", 13, 13, 5 * SECOND), "an idle healthy follower: the leader committed its log's end");
+        assertTrue(watch.starved("n1", 40, 13, 10 * SECOND));
+        assertEquals(1, watch.asks());
+        assertFalse(watch.starved("n1", 40, 13, 20 * SECOND), "not again within " + LostLogWatch.RETRY_FACTOR + " timeouts");
+        assertTrue(watch.starved("n1", 40, 13, 40 * SECOND));
+        assertEquals(2, watch.asks());
+    }
+}
