@@ -3,6 +3,8 @@
 # with its own data and log directory under one run directory.
 #
 #   deploy/local-cluster.sh up 3|5        start the nodes, wait for a leader, print --servers
+#   deploy/local-cluster.sh up 3|5 --secure  the same with TLS and tokens: certificates and an admin
+#                                        token made by deploy/certs.sh in RUN/certs, HTTPS
 #   deploy/local-cluster.sh status        one line per node: pid, ports, role, ready
 #   deploy/local-cluster.sh kill NODE     kill -9 one node (n1, n2, ...)
 #   deploy/local-cluster.sh restart NODE  stop (SIGTERM) and start one node on its data
@@ -11,7 +13,8 @@
 #
 # Environment: HOURGLASS_HOME (default: deploy/target/hourglass next to this script),
 # HOURGLASS_RUN_DIR (default: ./run/local-cluster), HOURGLASS_BASE_PORT (default 7070: node i
-# gets gRPC BASE+10*(i-1), Raft +1, HTTP +2). Paths must not contain spaces.
+# gets gRPC BASE+10*(i-1), Raft +1, HTTP +2). Paths must not contain spaces. Once up with --secure,
+# the other commands act on the cluster as secure until the next up.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -32,8 +35,16 @@ index_of() { # n3 -> 3
 size() { [ -f "$run/size" ] || die "no cluster in $run (run: $0 up 3)"; cat "$run/size"; }
 pid_of() { [ -f "$run/n$1/pid" ] && cat "$run/n$1/pid" || true; }
 alive() { al_p=$(pid_of "$1"); [ -n "$al_p" ] && kill -0 "$al_p" 2>/dev/null; }
-ready() { curl -sf "http://127.0.0.1:$(http_port "$1")/readyz" >/dev/null 2>&1; }
-is_leader() { curl -sf "http://127.0.0.1:$(http_port "$1")/metrics" 2>/dev/null | grep -q '^hourglass_is_leader 1'; }
+is_secure() { [ -f "$run/secure" ]; }
+http_get() { # node path
+  if ! is_secure; then curl -sf "http://127.0.0.1:$(http_port "$1")$2"; return; fi
+  # HTTPS trusting the cluster's CA; /metrics needs the admin token, handed to curl on stdin
+  # (-H @-) rather than on its command line, where ps would show it
+  hg_auth=; [ "$2" != /metrics ] || hg_auth="Authorization: Bearer $(cat "$run/certs/admin.token")"
+  printf '%s\n' "$hg_auth" | curl -sf --cacert "$run/certs/ca.pem" -H @- "https://127.0.0.1:$(http_port "$1")$2"
+}
+ready() { http_get "$1" /readyz >/dev/null 2>&1; }
+is_leader() { http_get "$1" /metrics 2>/dev/null | grep -q '^hourglass_is_leader 1'; }
 
 # POSIX sh has no local variables: each function uses its own prefixed names, so that a
 # function never clobbers its caller's loop counter.
@@ -55,14 +66,38 @@ servers() {
   echo "$sv_list"
 }
 
+print_servers() {
+  echo "--servers $(servers)"
+  if is_secure; then
+    echo "--tls-ca $run/certs/ca.pem --token-file $run/certs/admin.token"
+    echo "export HOURGLASS_TOKEN=\$(cat $run/certs/admin.token)"
+  fi
+}
+
+write_config() { # node: the properties file that turns on TLS and tokens (--secure)
+  mkdir -p "$run/n$1"
+  cat > "$run/n$1/hourglass.properties" <<EOF
+security.enabled=true
+security.bootstrapTokenFile=$run/certs/admin.token
+tls.certFile=$run/certs/n$1/node.pem
+tls.keyFile=$run/certs/n$1/node.key
+tls.caFile=$run/certs/ca.pem
+tls.clientAuth=optional
+tls.peerCertFile=$run/certs/n$1/peer.pem
+tls.peerKeyFile=$run/certs/n$1/peer.key
+tls.peerCaFile=$run/certs/peer-ca.pem
+EOF
+}
+
 start_node() {
   sn_i=$1; sn_n=$(size)
   alive "$sn_i" && die "n$sn_i is already running (pid $(pid_of "$sn_i"))"
   mkdir -p "$run/n$sn_i/data" "$run/n$sn_i/logs"
+  set --; if is_secure; then set -- --config "$run/n$sn_i/hourglass.properties"; fi
   HOURGLASS_JAVA_OPTS="${HOURGLASS_JAVA_OPTS:-} -Dhourglass.log.dir=$run/n$sn_i/logs" \
     nohup "$home/bin/hourglass-server" --node-id "n$sn_i" --data-dir "$run/n$sn_i/data" \
       --grpc-port "$(grpc_port "$sn_i")" --raft-port "$(raft_port "$sn_i")" --http-port "$(http_port "$sn_i")" \
-      --peers "$(peers "$sn_n")" > "$run/n$sn_i/server.out" 2>&1 &
+      --peers "$(peers "$sn_n")" "$@" > "$run/n$sn_i/server.out" 2>&1 &
   echo $! > "$run/n$sn_i/pid"
 }
 
@@ -102,18 +137,25 @@ stop_node() {
 cmd=${1:-}
 case $cmd in
   up)
-    n=${2:-3}
+    n=3; secure=
+    shift; for a in "$@"; do case $a in --secure) secure=1 ;; *) n=$a ;; esac; done
     case $n in 3|5) ;; *) die "up takes 3 or 5 nodes, got '$n'" ;; esac
     if [ -f "$run/size" ]; then
       i=1; while [ "$i" -le "$(size)" ]; do alive "$i" && die "a cluster is running in $run (run: $0 down)"; i=$((i + 1)); done
     fi
     mkdir -p "$run"
     echo "$n" > "$run/size"
+    rm -f "$run/secure"
+    if [ -n "$secure" ]; then
+      set --; i=1; while [ "$i" -le "$n" ]; do set -- "$@" "n$i"; write_config "$i"; i=$((i + 1)); done
+      "$here/certs.sh" "$run/certs" "$@" >/dev/null
+      touch "$run/secure"
+    fi
     i=1; while [ "$i" -le "$n" ]; do start_node "$i"; i=$((i + 1)); done
     wait_until 90 "a leader" leader_known
     i=1; while [ "$i" -le "$n" ]; do wait_until 90 "n$i to be ready" ready "$i"; i=$((i + 1)); done
-    echo "cluster of $n up in $run, leader $(cat "$run/leader")"
-    echo "--servers $(servers)"
+    echo "cluster of $n up in $run, leader $(cat "$run/leader")${secure:+ (secure)}"
+    print_servers
     ;;
   status)
     n=$(size); i=1
@@ -127,7 +169,7 @@ case $cmd in
       fi
       i=$((i + 1))
     done
-    echo "--servers $(servers)"
+    print_servers
     ;;
   kill)
     i=$(index_of "${2:-}"); p=$(pid_of "$i")
@@ -159,7 +201,7 @@ case $cmd in
     echo "cluster in $run stopped (data kept; delete $run to start fresh)"
     ;;
   *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || exit 2
     ;;
 esac

@@ -1,5 +1,6 @@
 package io.hourglass.cli;
 
+import io.hourglass.client.AccessDeniedException;
 import io.hourglass.client.AdminClient;
 import io.hourglass.client.InvalidRequestException;
 import io.hourglass.client.UnavailableException;
@@ -28,6 +29,10 @@ final class ExitCodes implements CommandLine.IExitCodeExceptionMapper {
     static final int FAILED_PRECONDITION = 6;
     /** It exists already, e.g. adding a member twice ({@code ALREADY_EXISTS}). */
     static final int ALREADY_EXISTS = 7;
+    /** No, wrong or revoked credentials (UNAUTHENTICATED). */
+    static final int UNAUTHENTICATED = 8;
+    /** The principal lacks a permission (PERMISSION_DENIED). */
+    static final int PERMISSION_DENIED = 9;
 
     @Override
     public int getExitCode(Throwable failure) {
@@ -45,6 +50,9 @@ final class ExitCodes implements CommandLine.IExitCodeExceptionMapper {
         }
         if (t instanceof UnavailableException) {
             return UNAVAILABLE;
+        }
+        if (t instanceof AccessDeniedException) {
+            return AdminClient.statusCode(t) == io.grpc.Status.Code.PERMISSION_DENIED ? PERMISSION_DENIED : UNAUTHENTICATED;
         }
         return FAILURE;
     }

@@ -1,9 +1,13 @@
 package io.hourglass.cli;
 
+import io.hourglass.client.ClientCredentials;
 import io.hourglass.client.HourglassClient;
 import io.hourglass.client.ServerAddress;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -29,9 +33,12 @@ import picocli.CommandLine.Spec;
         description = "Publish to, consume from and administer an Hourglass cluster.",
         subcommands = {ClusterCommand.class, TopicCommand.class, GroupCommand.class,
             ConsumerCommand.class, PublishCommand.class, ConsumeCommand.class, RoomCommand.class,
-            MessageCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
+            MessageCommand.class, TokenCommand.class, GrantCommand.class, BenchCommand.class,
+            CommandLine.HelpCommand.class},
         footerHeading = "%nEnvironment:%n",
         footer = {"  HOURGLASS_SERVERS   default for --servers",
+            "  HOURGLASS_TOKEN     default for --token",
+            "  HOURGLASS_TLS_CA    default for --tls-ca",
             "  HOURGLASS_LOG_LEVEL client log level on stderr (default OFF; --verbose: INFO)"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -42,7 +49,9 @@ import picocli.CommandLine.Spec;
             "4:no server reachable / available before --deadline (node down, no quorum)",
             "5:not found (unknown topic, group or node)",
             "6:failed precondition (e.g. removing the leader)",
-            "7:already exists (e.g. adding a member twice)"})
+            "7:already exists (e.g. adding a member twice)",
+            "8:unauthenticated (no, wrong or revoked token or certificate)",
+            "9:permission denied (the principal lacks the permission)"})
 public final class HourglassCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
@@ -64,6 +73,32 @@ public final class HourglassCommand implements Callable<Integer> {
             description = "How long to keep retrying while no server can serve a request, and "
                     + "how long consume keeps reconnecting (default: ${DEFAULT-VALUE}).")
     private Duration deadline;
+
+    @Option(names = "--token", paramLabel = "TOKEN", scope = ScopeType.INHERIT,
+            defaultValue = "${env:HOURGLASS_TOKEN}",
+            description = "Bearer token to authenticate with (default: $HOURGLASS_TOKEN).")
+    private String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE", scope = ScopeType.INHERIT,
+            description = "Read the bearer token from the first line of FILE.")
+    private Path tokenFile;
+
+    @Option(names = "--tls", scope = ScopeType.INHERIT,
+            description = "Use TLS, trusting the JVM's CAs unless --tls-ca is given (implied by --tls-ca and --tls-cert).")
+    private boolean tls;
+
+    @Option(names = "--tls-ca", paramLabel = "FILE", scope = ScopeType.INHERIT,
+            defaultValue = "${env:HOURGLASS_TLS_CA}",
+            description = "PEM CA the servers' certificates must chain to (default: $HOURGLASS_TLS_CA).")
+    private Path tlsCa;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE", scope = ScopeType.INHERIT,
+            description = "PEM client certificate, for mutual TLS (its subject CN is the principal).")
+    private Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE", scope = ScopeType.INHERIT,
+            description = "PEM (PKCS#8) key of --tls-cert.")
+    private Path tlsKey;
 
     @Option(names = "--verbose", scope = ScopeType.INHERIT,
             description = "Print stack traces with errors.")
@@ -100,7 +135,7 @@ public final class HourglassCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: cluster, topic, group, consumer, message, publish, consume or room");
+                "missing subcommand: cluster, topic, group, consumer, message, publish, consume, room, token or grant");
     }
 
     /** Whether records are printed as JSON lines (scripts), not as a table (people). */
@@ -125,7 +160,29 @@ public final class HourglassCommand implements Callable<Integer> {
         HourglassClient.Builder builder = HourglassClient.builder()
                 .servers(servers.stream().map(ServerAddress::toString).toList())
                 .retryDeadline(deadline);
+        ClientCredentials credentials = credentials();
+        if (!credentials.equals(ClientCredentials.NONE)) {
+            builder.credentials(credentials);
+        }
         return clientFactory.open(customize.apply(builder));
+    }
+
+    /** The TLS files and token of the global options. */
+    ClientCredentials credentials() {
+        String bearer = token;
+        if (tokenFile != null) {
+            try {
+                bearer = Files.readAllLines(tokenFile).stream().findFirst().orElse("");
+            } catch (IOException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--token-file: cannot read " + tokenFile
+                        + " (" + e.getMessage() + ")");
+            }
+        }
+        try {
+            return new ClientCredentials(tls, tlsCa, tlsCert, tlsKey, bearer);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tls-cert and --tls-key go together");
+        }
     }
 
     RecordPrinter printer(List<Column> columns, PrintWriter out) {

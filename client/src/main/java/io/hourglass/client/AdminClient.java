@@ -1,5 +1,18 @@
 package io.hourglass.client;
 
+import io.grpc.Channel;
+import io.grpc.stub.AbstractStub;
+import io.hourglass.api.v1.CreateTokenRequest;
+import io.hourglass.api.v1.GrantInfo;
+import io.hourglass.api.v1.GrantRequest;
+import io.hourglass.api.v1.ListGrantsRequest;
+import io.hourglass.api.v1.ListTokensRequest;
+import io.hourglass.api.v1.RevokeTokenRequest;
+import io.hourglass.api.v1.SecurityGrpc;
+import io.hourglass.api.v1.TokenInfo;
+import io.hourglass.api.v1.WhoAmIRequest;
+import io.hourglass.api.v1.WhoAmIResponse;
+import java.util.function.Function;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -183,6 +196,45 @@ public final class AdminClient {
                 AdminGrpc.AdminBlockingStub::listConsumers).getConsumersList();
     }
 
+    /** Makes a token for principal {@code name}; returns it (the only time it is shown). */
+    public String createToken(String name) {
+        return security("create token " + name, CreateTokenRequest.newBuilder().setName(name).build(),
+                SecurityGrpc.SecurityBlockingStub::createToken).getToken();
+    }
+
+    public List<TokenInfo> listTokens() {
+        return security("list tokens", ListTokensRequest.getDefaultInstance(),
+                SecurityGrpc.SecurityBlockingStub::listTokens).getTokensList();
+    }
+
+    /** Revokes the token of {@code name} on every node; {@code NOT_FOUND} when it has none. */
+    public void revokeToken(String name) {
+        security("revoke token " + name, RevokeTokenRequest.newBuilder().setName(name).build(),
+                SecurityGrpc.SecurityBlockingStub::revokeToken);
+    }
+
+    /** Grants {@code permission} (publish, consume, rooms, admin) on {@code resource} (a name or prefix*). */
+    public void addGrant(String principal, String permission, String resource) {
+        security("grant", GrantRequest.newBuilder().setPrincipal(principal).setPermission(permission)
+                .setResource(resource).build(), SecurityGrpc.SecurityBlockingStub::addGrant);
+    }
+
+    public void revokeGrant(String principal, String permission, String resource) {
+        security("revoke grant", GrantRequest.newBuilder().setPrincipal(principal).setPermission(permission)
+                .setResource(resource).build(), SecurityGrpc.SecurityBlockingStub::revokeGrant);
+    }
+
+    /** Grants of {@code principal}, or of everyone when it is empty or null. */
+    public List<GrantInfo> listGrants(String principal) {
+        return security("list grants", ListGrantsRequest.newBuilder().setPrincipal(principal == null ? "" : principal)
+                .build(), SecurityGrpc.SecurityBlockingStub::listGrants).getGrantsList();
+    }
+
+    /** The principal these credentials authenticate as. */
+    public WhoAmIResponse whoAmI() {
+        return security("who am I", WhoAmIRequest.getDefaultInstance(), SecurityGrpc.SecurityBlockingStub::whoAmI);
+    }
+
     /** The gRPC status code behind a client exception, or {@code UNKNOWN} when there is none. */
     public static Status.Code statusCode(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
@@ -198,6 +250,15 @@ public final class AdminClient {
     }
 
     private <Q, R> R call(String what, Q request, BiFunction<AdminGrpc.AdminBlockingStub, Q, R> rpc) {
+        return call(what, request, AdminGrpc::newBlockingStub, rpc);
+    }
+
+    private <Q, R> R security(String what, Q request, BiFunction<SecurityGrpc.SecurityBlockingStub, Q, R> rpc) {
+        return call(what, request, SecurityGrpc::newBlockingStub, rpc);
+    }
+
+    private <S extends AbstractStub<S>, Q, R> R call(String what, Q request, Function<Channel, S> stubOf,
+                                                     BiFunction<S, Q, R> rpc) {
         Objects.requireNonNull(request, "request");
         long deadline = System.nanoTime() + retry.deadline().toNanos();
         for (int attempt = 1; ; attempt++) {
@@ -205,8 +266,7 @@ public final class AdminClient {
                 throw new HourglassClientException("client is closed");
             }
             ServerPool.Endpoint endpoint = pool.current();
-            AdminGrpc.AdminBlockingStub stub = AdminGrpc.newBlockingStub(endpoint.channel())
-                    .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            S stub = stubOf.apply(endpoint.channel()).withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
             Status status;
             String hint;
             try {

@@ -1,5 +1,6 @@
 package io.hourglass.client;
 
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 
@@ -17,5 +18,14 @@ public interface ChannelFactory {
         return address -> ManagedChannelBuilder.forAddress(address.host(), address.port())
                 .usePlaintext()
                 .build();
+    }
+
+    /** TLS and/or a bearer token as {@code credentials} say ({@link ClientCredentials#NONE}: plain text). */
+    static ChannelFactory secured(ClientCredentials credentials) {
+        if (credentials.equals(ClientCredentials.NONE)) {
+            return plaintext();
+        }
+        var channelCredentials = credentials.channelCredentials();
+        return address -> Grpc.newChannelBuilderForAddress(address.host(), address.port(), channelCredentials).build();
     }
 }

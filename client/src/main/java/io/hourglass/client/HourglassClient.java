@@ -235,6 +235,15 @@ public final class HourglassClient implements AutoCloseable {
             return servers(List.of(hostPorts));
         }
 
+        /**
+         * TLS, client certificate and bearer token for every channel, reconnects included (default:
+         * {@link ClientCredentials#NONE}, plain text); replaces any {@link #channelFactory}.
+         */
+        public Builder credentials(ClientCredentials value) {
+            this.channelFactory = ChannelFactory.secured(Objects.requireNonNull(value, "credentials"));
+            return this;
+        }
+
         /** How channels are opened (default: plaintext TCP); tests pass in-process channels. */
         public Builder channelFactory(ChannelFactory value) {
             this.channelFactory = Objects.requireNonNull(value, "channelFactory");

@@ -68,6 +68,9 @@ final class StatusMapping {
             case INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE, NOT_FOUND, ALREADY_EXISTS ->
                     new InvalidRequestException("request rejected: " + description, description,
                             status.asRuntimeException());
+            case UNAUTHENTICATED, PERMISSION_DENIED ->
+                    new AccessDeniedException("access refused: " + description, description,
+                            status.asRuntimeException());
             case UNAVAILABLE, DEADLINE_EXCEEDED ->
                     new UnavailableException("server unavailable: " + description, description,
                             status.asRuntimeException());

@@ -1,5 +1,10 @@
 package io.hourglass.core;
 
+import io.hourglass.core.proto.Grant;
+import io.hourglass.core.proto.SecurityCmd;
+import io.hourglass.core.proto.TokenPut;
+import io.hourglass.core.security.SecurityApplier;
+import io.hourglass.core.storage.SecurityRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.google.protobuf.ByteString;
@@ -38,17 +43,17 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class ReplicaBytesTest {
     /** SHA-256 of {@link #script} as applied at the time the test was written. */
-    static final String GOLDEN = "14acc9e7bf104abfb1f352da8b91df7d9954e950e812e00f75ad9c4ed83695fd";
+    static final String GOLDEN = "434401bd1168b97448652219c17a71211876cf565a91389f7a6e016e435e36e9";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
     void everyCommandKindWritesTheSameBytesOnEveryReplica(@TempDir Path dir) {
         try (EventStore a = EventStore.open(dir.resolve("a")); EventStore b = EventStore.open(dir.resolve("b"))) {
-            script(new StateApplier(a, new RoomApplier(a)));
-            script(new StateApplier(b, new RoomApplier(b)));
+            script(new StateApplier(a, new RoomApplier(a), new SecurityApplier(new SecurityRecords(a))));
+            script(new StateApplier(b, new RoomApplier(b), new SecurityApplier(new SecurityRecords(b))));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
-            assertEquals(new TermIndex(3, 15), da.applied());
+            assertEquals(new TermIndex(3, 21), da.applied());
             assertEquals(GOLDEN, da.sha256());
         }
     }
@@ -87,6 +92,24 @@ class ReplicaBytesTest {
                 .setEventKey(put.reply().getPublishedKeys(1))), later + 3);
         apply.run(Command.newBuilder().setDeleteMessage(DeleteMessageCmd.newBuilder().setTopic("t")
                 .setEventKey(other.reply().getPublishedKeys(0))), later + 4);
+        apply.run(security(SecurityCmd.newBuilder().setTokenPut(TokenPut.newBuilder().setName("app")
+                .setSha256(ByteString.copyFromUtf8("hash-1")))), later + 5);
+        ApplyResult taken = apply.run(security(SecurityCmd.newBuilder().setTokenPut(TokenPut.newBuilder().setName("app")
+                .setSha256(ByteString.copyFromUtf8("hash-2")))), later + 6);
+        assertEquals("a token named app exists; revoke it first", taken.reply().getRefused());
+        apply.run(security(SecurityCmd.newBuilder().setGrantPut(grant("app", "publish", "orders.*"))), later + 7);
+        apply.run(security(SecurityCmd.newBuilder().setGrantPut(grant("ops", "admin", "*"))), later + 8);
+        apply.run(security(SecurityCmd.newBuilder().setGrantRevoke(grant("ops", "admin", "*"))), later + 9);
+        assertEquals("no such grant", apply.run(security(SecurityCmd.newBuilder()
+                .setGrantRevoke(grant("ops", "admin", "*"))), later + 10).reply().getRefused());
+    }
+
+    private static Command.Builder security(SecurityCmd.Builder cmd) {
+        return Command.newBuilder().setSecurity(cmd);
+    }
+
+    private static Grant grant(String principal, String permission, String resource) {
+        return Grant.newBuilder().setPrincipal(principal).setPermission(permission).setResource(resource).build();
     }
 
     @FunctionalInterface

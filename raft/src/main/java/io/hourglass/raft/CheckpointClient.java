@@ -18,6 +18,7 @@ import org.apache.ratis.thirdparty.io.grpc.ManagedChannel;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyChannelBuilder;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,9 +34,13 @@ final class CheckpointClient implements CheckpointSource {
     private final String selfId;
     private final Path workDir;
     private final Function<String, String> raftAddressOfPeer;
+    /** The peer mTLS context, or null for plain text. */
+    private final SslContext tls;
 
     /** @param raftAddressOfPeer a peer id's Raft {@code host:port}, or null when the peer is unknown */
-    CheckpointClient(String selfId, Path workDir, Function<String, String> raftAddressOfPeer) {
+    /** @param tls the peer mTLS client context (this node's certificate, the peer CA), or null for plain text */
+    CheckpointClient(String selfId, Path workDir, Function<String, String> raftAddressOfPeer, SslContext tls) {
+        this.tls = tls;
         this.selfId = selfId;
         this.workDir = workDir;
         this.raftAddressOfPeer = raftAddressOfPeer;
@@ -54,8 +59,9 @@ final class CheckpointClient implements CheckpointSource {
             return CompletableFuture.failedFuture(e);
         }
         CompletableFuture<Path> done = new CompletableFuture<>();
-        ManagedChannel channel = NettyChannelBuilder.forTarget(address).usePlaintext()
-                .maxInboundMessageSize(CheckpointServer.CHUNK + (64 << 10)).build();
+        NettyChannelBuilder builder = NettyChannelBuilder.forTarget(address)
+                .maxInboundMessageSize(CheckpointServer.CHUNK + (64 << 10));
+        ManagedChannel channel = (tls == null ? builder.usePlaintext() : builder.sslContext(tls)).build();
         // Ratis asks for the install while it handles the leader's InstallSnapshot RPC, on that
         // call's gRPC context (the same shaded gRPC as ours): a call started in it would be
         // cancelled as soon as that RPC is answered. The download runs in a context of its own.

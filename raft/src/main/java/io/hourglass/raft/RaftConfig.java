@@ -28,11 +28,20 @@ import java.util.List;
  * @param maxCheckpointDownloads {@code raft.maxCheckpointDownloads} (2): checkpoints this node serves at once
  * @param join {@code cluster.join} (false, flag {@code --join}): start empty and wait to be added
  *        to a running cluster with {@code hourglass cluster add-node}
+ * @param peerTls mutual TLS between nodes on the Raft port (replication, admin, checkpoint
+ *        download), or null for plain text
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
                          long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Path checkpointDir, int maxCheckpointDownloads,
-                         boolean join) {
+                         boolean join, PeerTls peerTls) {
+
+    /**
+     * This node's certificate and key and the CA that signs every node's (PEM files, reloaded when
+     * they change): peers are admitted by certificate only, never by client credentials.
+     */
+    public record PeerTls(Path certFile, Path keyFile, Path caFile, Duration reloadEvery) {
+    }
 
     /** A voter of the group. */
     public record Peer(String id, String host, int raftPort, int grpcPort) {
@@ -69,7 +78,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.lostLogTimeout", Duration.ofSeconds(5), Duration.ofSeconds(1)),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
-                Boolean.parseBoolean(s.string("cluster.join", "false")));
+                Boolean.parseBoolean(s.string("cluster.join", "false")), null);
     }
 
     /** Parses {@code id=host:raftPort:grpcPort,...}. */

@@ -27,7 +27,11 @@ import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import io.hourglass.raft.tls.PemTls;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -90,6 +94,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final Membership membership;
     private final GroupView view;
     private final ScheduledExecutorService watchExecutor;
+    /** The peer mTLS material, or null for plain text. */
+    private final PemTls peerTls;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -116,10 +122,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
-        CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf);
+        Parameters parameters = new Parameters();
+        this.peerTls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
+                config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
+        SslContext checkpointTls = null;
+        if (peerTls != null) {
+            // Mutual TLS on every Raft channel (replication, this node's client and admin calls) and
+            // for the checkpoint download, which is served on the same port.
+            GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(peerTls.keyManager(), peerTls.trustManager(), true));
+            checkpointTls = GrpcSslContexts.forClient().keyManager(peerTls.keyManager())
+                    .trustManager(peerTls.trustManager()).build();
+        }
+        CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
+                checkpointTls);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop);
         this.properties = RatisSettings.properties(config, maxEntryBytes);
-        Parameters parameters = new Parameters();
         // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
         // exactly as reachable, and as protected, as replication itself.
         GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) ->
@@ -138,6 +155,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setRaftGroup(group)
                 .setLeaderId(peers.size() == 1 ? selfId : null)
                 .setProperties(properties)
+                .setParameters(parameters)
                 .setRetryPolicy(RatisSettings.retryPolicy(config))
                 .build();
         this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
@@ -413,6 +431,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 server.close();
             } finally {
                 leadership.close();
+                if (peerTls != null) {
+                    peerTls.close();
+                }
             }
         }
         LOG.info("{}: raft server closed", config.nodeId());

@@ -146,7 +146,7 @@ final class CheckpointServerTest {
         calls.clear();
         Path installs = dir.resolve("follower");
         Path got = await("a reading download completes once the stalled ones are gone").atMost(Duration.ofSeconds(60))
-                .until(() -> new CheckpointClient("follower", installs, id -> "127.0.0.1:" + raftPort)
+                .until(() -> new CheckpointClient("follower", installs, id -> "127.0.0.1:" + raftPort, null)
                         .fetchFrom("n1").handle((p, e) -> p).get(30, TimeUnit.SECONDS), p -> p != null);
         long bytes;
         try (Stream<Path> files = Files.list(got)) {

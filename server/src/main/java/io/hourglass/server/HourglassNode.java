@@ -12,6 +12,16 @@ import io.hourglass.raft.RaftNode;
 import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
+import io.hourglass.client.ChannelFactory;
+import io.hourglass.client.ClientCredentials;
+import io.hourglass.core.security.AccessControl;
+import io.hourglass.core.security.SecurityApplier;
+import io.hourglass.core.storage.SecurityRecords;
+import io.hourglass.raft.tls.PemTls;
+import io.hourglass.server.security.AuthInterceptor;
+import io.hourglass.server.security.SecurityCounters;
+import io.hourglass.server.security.SecurityService;
+import io.hourglass.server.config.SecurityConfig;
 import io.hourglass.server.grpc.ClientPort;
 import io.hourglass.server.grpc.StreamLimits;
 import io.hourglass.server.grpc.RoomsService;
@@ -42,6 +52,7 @@ public final class HourglassNode implements AutoCloseable {
     private final NodeConfig config;
     private final ComponentStack stack;
     private final NodeMetrics metrics = new NodeMetrics();
+    private final SecurityCounters securityCounters = new SecurityCounters();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private PublishCoalescer publishes;
     private EventStore store;
@@ -74,7 +85,13 @@ public final class HourglassNode implements AutoCloseable {
                 config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
         store = stack.push("store", EventStore.open(config.dataDir().resolve("db")));
         // The queue's commands are the seam's own; each further domain registers its applier here.
-        StateApplier applier = new StateApplier(store, new RoomApplier(store));
+        SecurityRecords securityRecords = new SecurityRecords(store);
+        StateApplier applier = new StateApplier(store, new RoomApplier(store), new SecurityApplier(securityRecords));
+        SecurityConfig security = config.security();
+        String bootstrapToken = security.bootstrapTokenFile() == null ? null : readToken(security.bootstrapTokenFile());
+        AccessControl access = new AccessControl(securityRecords, security.superUsers(), bootstrapToken);
+        applier.addListener(access.listener());
+        store.addRestoreListener(access::reload);
         raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
                 config.limits().maxBatchBytes() + (64 << 10), metrics::recordPropose);
         // Concurrent publish requests share log entries (group commit; PublishCoalescer).
@@ -111,24 +128,41 @@ public final class HourglassNode implements AutoCloseable {
         StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
         PublishValidator validator = new PublishValidator(config.limits());
         String self = config.host() + ":" + config.grpcPort();
-        AdminService admin = stack.push("admin service", new AdminService(raft, raft, store, engine, validator, clock, self));
+        // Calls this node makes to other nodes' client ports (admin fan-out): their TLS, and the
+        // bootstrap token, which every node of a secured cluster holds.
+        ClientCredentials peerCalls = security.clientTls() == null && bootstrapToken == null ? ClientCredentials.NONE
+                : new ClientCredentials(security.clientTls() != null, security.clientCaFile(), null, null, bootstrapToken);
+        AdminService admin = stack.push("admin service", new AdminService(raft, raft, store, engine, validator, clock, self,
+                ChannelFactory.secured(peerCalls)));
         RoomsService roomsService = new RoomsService(rooms, writer, config.delivery().consumerQueueSize(),
                 config.rooms().clientTimeout(), () -> {
                     String hint = raft.leaderHint();
                     return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
                 }, config.rooms().maxAckTimeout(), validator, streamLimits);
         metrics.bindRooms(rooms, roomsService);
+        metrics.bindSecurity(securityCounters);
 
         // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
         // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
         ExecutorService grpcCalls = stack.push("grpc call pool",
                 new ClosingPool(namedPool("hourglass-grpc-", config.grpc().executorThreads()))).pool();
-        grpc = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
-                        config.limits().maxBatchBytes() * 2)
+        PemTls clientTls = security.clientTls() == null ? null : stack.push("client TLS", new PemTls("client port",
+                security.clientTls().certFile(), security.clientTls().keyFile(), security.clientCaFile(),
+                security.clientTls().reloadEvery(), false));
+        var builder = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
+                        config.limits().maxBatchBytes() * 2,
+                        clientTls == null ? null : ClientPort.serverTls(clientTls, security.clientAuth()))
                 .addService(new BrokerService(publishes, engine, validator, writer, metrics, streamLimits))
                 .addService(roomsService)
                 .addService(admin)
-                .build();
+                .addService(new SecurityService(raft, securityRecords, security.enabled()));
+        if (security.enabled()) {
+            builder.intercept(new AuthInterceptor(access, securityCounters)); // added last: runs first
+        } else {
+            LOG.warn("node {}: security is off (security.enabled=false): anyone who can reach its ports can read every "
+                    + "message and administer the cluster", nodeId);
+        }
+        grpc = builder.build();
         stack.push("client port", grpc::start, () -> {
             // The rooms engine stops before the server, out of stack order on purpose: its sessions then
             // end as "node shutting down". Were the streams cut first, each would reach the engine as its
@@ -140,10 +174,22 @@ public final class HourglassNode implements AutoCloseable {
                 grpc.shutdownNow();
             }
         });
-        http = new HealthHttpServer(config.bindHost(), config.http(), metrics::render, raft::readiness);
+        http = new HealthHttpServer(config.bindHost(), config.http(), clientTls == null ? null : clientTls.keyManager(),
+                security.enabled() ? bearer -> bearer != null && access.principalOfToken(bearer).isPresent() : null,
+                metrics::render, raft::readiness);
         stack.push("http", http::start, http);
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
                 nodeId, grpc.getPort(), http.port(), config.raft().raftPort());
+    }
+
+    /** The first line of a token file, trimmed. */
+    private static String readToken(java.nio.file.Path file) throws IOException {
+        String token = java.nio.file.Files.readAllLines(file).stream().findFirst().orElse("").strip();
+        if (token.length() < 16) {
+            throw new io.hourglass.core.config.ConfigException("security.bootstrapTokenFile " + file
+                    + " must hold a token of at least 16 characters on its first line");
+        }
+        return token;
     }
 
     /**

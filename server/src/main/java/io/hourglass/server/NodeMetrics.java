@@ -96,6 +96,18 @@ public final class NodeMetrics implements AutoCloseable {
                         + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
     }
 
+    /** Requests the client port refused: {@code hourglass_security_refused_total{reason}}. */
+    void bindSecurity(io.hourglass.server.security.SecurityCounters counters) {
+        FunctionCounter.builder("hourglass.security.refused", counters,
+                        io.hourglass.server.security.SecurityCounters::unauthenticatedCount)
+                .tag("reason", "unauthenticated").description("Calls refused for missing, wrong or revoked credentials")
+                .register(registry);
+        FunctionCounter.builder("hourglass.security.refused", counters,
+                        io.hourglass.server.security.SecurityCounters::deniedCount)
+                .tag("reason", "permission_denied").description("Calls refused for a missing permission")
+                .register(registry);
+    }
+
     /** The lock-step rooms engine's counters ({@code hourglass_room_*}) and the Session streams of this node. */
     void bindRooms(RoomEngine engine, RoomsService service) {
         RoomCounters c = engine.counters();

@@ -35,6 +35,11 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
         default List<ByteString> answeredIds() {
             return List.of();
         }
+
+        /** Why the command changed nothing, answered to the proposer; empty when it applied. */
+        default String refusal() {
+            return "";
+        }
     }
 
     public ApplyResult {
@@ -62,6 +67,9 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
         }
         for (Change change : changes) {
             b.addAllPublishedKeys(change.answeredIds());
+            if (!change.refusal().isEmpty()) {
+                b.setRefused(change.refusal());
+            }
         }
         return b.build();
     }

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
 final class Db {
     private static final Logger LOG = LoggerFactory.getLogger(Db.class);
     /** Column families after the default one, in handle order. */
-    static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup");
+    static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup",
+            "security");
     /** The {@code meta} key of the applied log position, written in every commit's batch. */
     static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
 
@@ -45,6 +46,7 @@ final class Db {
     final ColumnFamilyHandle meta;
     final ColumnFamilyHandle rooms;
     final ColumnFamilyHandle dedup;
+    final ColumnFamilyHandle security;
 
     Db(Path dir) throws RocksDBException {
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
@@ -68,6 +70,7 @@ final class Db {
         meta = handles.get(4);
         rooms = handles.get(5);
         dedup = handles.get(6);
+        security = handles.get(7);
     }
 
     /** The applied position a stored {@code meta} value holds; the initial one when there is none. */

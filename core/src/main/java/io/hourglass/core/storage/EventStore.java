@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.Map;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -47,6 +48,7 @@ public final class EventStore implements AutoCloseable {
     private final QueueStore queue = new QueueStore(this);
     private final ProducerIds producerIds = new ProducerIds(this);
     private volatile TermIndex applied;
+    private final List<Runnable> restoreListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private EventStore(Path dir) throws RocksDBException {
         this.dir = dir;
@@ -328,6 +330,12 @@ public final class EventStore implements AutoCloseable {
         } finally {
             swap.writeLock().unlock();
         }
+        restoreListeners.forEach(Runnable::run);
+    }
+
+    /** Runs {@code listener} after each {@link #restoreFrom}, once readers see the new store. */
+    public void addRestoreListener(Runnable listener) {
+        restoreListeners.add(listener);
     }
 
     static void deleteRecursively(Path p) throws IOException {

@@ -47,6 +47,23 @@ public final class StoreBatch implements AutoCloseable {
         }
     }
 
+    /** Stores the token of principal {@code name} (security column family). */
+    public void putToken(String name, io.hourglass.core.proto.StoredToken token) {
+        put(db.security, SecurityRecords.tokenKey(name), token.toByteArray());
+    }
+
+    public void deleteToken(String name) {
+        delete(db.security, SecurityRecords.tokenKey(name));
+    }
+
+    public void putGrant(io.hourglass.core.proto.Grant grant) {
+        put(db.security, SecurityRecords.grantKey(grant), new byte[0]);
+    }
+
+    public void deleteGrant(io.hourglass.core.proto.Grant grant) {
+        delete(db.security, SecurityRecords.grantKey(grant));
+    }
+
     public void putMessage(EventKey key, StoredMessage message) {
         put(db.events, key.toBytes(), message.toByteArray());
         if (message.getExpiresAtMs() > 0) {

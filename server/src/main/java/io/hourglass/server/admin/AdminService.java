@@ -89,14 +89,15 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private final ClusterInspector cluster;
 
     public AdminService(RaftNode raft, Replicator replicator, EventStore store, DeliveryEngine engine,
-                        PublishValidator validator, java.time.Clock clock, String selfAddress) {
+                        PublishValidator validator, java.time.Clock clock, String selfAddress,
+                        io.hourglass.client.ChannelFactory peers) {
         this.raft = raft;
         this.replicator = replicator;
         this.store = store;
         this.engine = engine;
         this.validator = validator;
         this.topics = new TopicInspector(store, engine, clock);
-        this.cluster = new ClusterInspector(raft, selfAddress, raft::isReady);
+        this.cluster = new ClusterInspector(raft, selfAddress, raft::isReady, peers);
     }
 
     @Override

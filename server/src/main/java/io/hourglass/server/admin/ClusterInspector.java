@@ -1,7 +1,8 @@
 package io.hourglass.server.admin;
 
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
+import io.hourglass.client.ChannelFactory;
+import io.hourglass.client.ServerAddress;
 import io.hourglass.api.v1.AdminGrpc;
 import io.hourglass.api.v1.ClusterStatusResponse;
 import io.hourglass.api.v1.MemberStatus;
@@ -27,7 +28,11 @@ final class ClusterInspector implements AutoCloseable {
     private final BooleanSupplier ready;
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
-    ClusterInspector(RaftNode raft, String selfAddress, BooleanSupplier ready) {
+    private final ChannelFactory peers;
+
+    /** @param peers opens channels to other nodes' client ports (their TLS, this node's credentials) */
+    ClusterInspector(RaftNode raft, String selfAddress, BooleanSupplier ready, ChannelFactory peers) {
+        this.peers = peers;
         this.raft = raft;
         this.selfAddress = selfAddress;
         this.ready = ready;
@@ -51,7 +56,7 @@ final class ClusterInspector implements AutoCloseable {
     }
 
     ManagedChannel channel(String address) {
-        return channels.computeIfAbsent(address, a -> ManagedChannelBuilder.forTarget(a).usePlaintext().build());
+        return channels.computeIfAbsent(address, a -> peers.open(ServerAddress.parse(a)));
     }
 
     ClusterStatusResponse cluster() throws IOException {

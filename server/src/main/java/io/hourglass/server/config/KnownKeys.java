@@ -23,7 +23,8 @@ public final class KnownKeys {
             NodeConfig.HOST, NodeConfig.BIND_HOST, NodeConfig.GRPC_PORT, HttpConfig.PORT);
 
     public static final List<ConfigSection> SECTIONS = List.of(NODE, RaftKeys.SECTION, DeliveryConfig.SECTION,
-            LimitsConfig.SECTION, RoomsConfig.SECTION, GrpcConfig.SECTION, HttpConfig.SECTION);
+            LimitsConfig.SECTION, RoomsConfig.SECTION, GrpcConfig.SECTION, HttpConfig.SECTION,
+            SecurityConfig.SECTION);
 
     /** Every key, by name, in reference order. */
     private static final Map<String, ConfigKey<?>> BY_NAME = index();

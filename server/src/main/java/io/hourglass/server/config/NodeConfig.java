@@ -17,11 +17,12 @@ import java.nio.file.Path;
  * @param bindHost {@link #BIND_HOST}
  * @param grpcPort {@link #GRPC_PORT}
  * @param httpPort {@link HttpConfig#PORT}
+ * @param security {@link SecurityConfig}
  * @param publishEntriesInFlight {@link RaftKeys#PUBLISH_ENTRIES_IN_FLIGHT}
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
                          DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, GrpcConfig grpc,
-                         HttpConfig http, int publishEntriesInFlight, Settings settings) {
+                         HttpConfig http, SecurityConfig security, int publishEntriesInFlight, Settings settings) {
     public static final ConfigKey<String> ID = ConfigKey.string(
             "node.id", "n1",
             "This node's id; in a cluster, one of the ids in cluster.peers. (--node-id)");
@@ -41,10 +42,11 @@ public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPor
 
     public static NodeConfig from(Settings s) {
         Path dataDir = Path.of(DATA_DIR.read(s)).toAbsolutePath();
-        RaftConfig raft = RaftKeys.read(s, ID.read(s), dataDir);
+        SecurityConfig security = SecurityConfig.from(s);
+        RaftConfig raft = RaftKeys.read(s, ID.read(s), dataDir, security.peerTls());
         HttpConfig http = HttpConfig.from(s);
         return new NodeConfig(dataDir, HOST.read(s), BIND_HOST.read(s), GRPC_PORT.read(s), http.port(), raft,
-                DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http,
+                DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http, security,
                 RaftKeys.PUBLISH_ENTRIES_IN_FLIGHT.read(s), s);
     }
 }

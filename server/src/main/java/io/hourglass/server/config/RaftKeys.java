@@ -78,11 +78,11 @@ public final class RaftKeys {
     }
 
     /** The Raft settings of node {@code nodeId}, its Raft log and checkpoints under {@code dataDir}. */
-    public static RaftConfig read(Settings s, String nodeId, Path dataDir) {
+    public static RaftConfig read(Settings s, String nodeId, Path dataDir, RaftConfig.PeerTls peerTls) {
         return new RaftConfig(nodeId, RaftConfig.parsePeers(PEERS.read(s)), PORT.read(s), dataDir.resolve("ratis"),
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
-                JOIN.read(s));
+                JOIN.read(s), peerTls);
     }
 }

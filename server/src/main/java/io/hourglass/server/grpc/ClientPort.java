@@ -1,6 +1,13 @@
 package io.hourglass.server.grpc;
 
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.hourglass.raft.tls.PemTls;
+import io.hourglass.server.config.SecurityConfig;
+import javax.net.ssl.SSLException;
 import io.hourglass.server.config.GrpcConfig;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Executor;
@@ -20,10 +27,15 @@ public final class ClientPort {
     /**
      * @param executor the bounded pool that runs every call of the port ({@code grpc.executorThreads})
      * @param maxInboundBytes the largest request message
+     * @param tls the port's TLS context ({@link #serverTls}), or null for plain text
      */
     public static NettyServerBuilder builder(String bindHost, int port, GrpcConfig config, Executor executor,
-                                             int maxInboundBytes) {
-        return NettyServerBuilder.forAddress(new InetSocketAddress(bindHost, port))
+                                             int maxInboundBytes, SslContext tls) {
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bindHost, port));
+        if (tls != null) {
+            builder.sslContext(tls);
+        }
+        return builder
                 .executor(executor)
                 .maxInboundMessageSize(maxInboundBytes)
                 .maxConcurrentCallsPerConnection(config.maxConcurrentStreams())
@@ -35,5 +47,19 @@ public final class ClientPort {
                 // The last interceptor added runs first: bounding wraps the call the mapping closes.
                 .intercept(new ErrorStatusInterceptor())
                 .intercept(new BoundedStatusInterceptor());
+    }
+
+    /**
+     * The client port's TLS: TLS 1.3 or 1.2 with the node's certificate; client certificates asked
+     * for or required as {@code clientAuth} says, checked against the material's CA.
+     */
+    public static SslContext serverTls(PemTls material, SecurityConfig.ClientAuth clientAuth) throws SSLException {
+        SslContextBuilder b = GrpcSslContexts.configure(SslContextBuilder.forServer(material.keyManager()))
+                .protocols("TLSv1.3", "TLSv1.2");
+        if (clientAuth != SecurityConfig.ClientAuth.NONE) {
+            b.trustManager(material.trustManager())
+                    .clientAuth(clientAuth == SecurityConfig.ClientAuth.REQUIRE ? ClientAuth.REQUIRE : ClientAuth.OPTIONAL);
+        }
+        return b.build();
     }
 }

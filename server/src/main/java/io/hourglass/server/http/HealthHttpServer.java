@@ -5,8 +5,17 @@ import io.hourglass.server.config.HttpConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.security.GeneralSecurityException;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.X509ExtendedKeyManager;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -31,7 +40,13 @@ public final class HealthHttpServer implements AutoCloseable {
     private final Server server;
     private final ServerConnector connector;
 
-    public HealthHttpServer(String bindHost, HttpConfig config, Supplier<String> metrics, Supplier<Readiness> ready) {
+    /**
+     * @param tls the node's certificate for HTTPS (TLS 1.3 or 1.2), or null for plain HTTP
+     * @param metricsToken whether a bearer token may read {@code /metrics}, or null when it is open;
+     *        the probes answer without one (a kubelet presents none)
+     */
+    public HealthHttpServer(String bindHost, HttpConfig config, X509ExtendedKeyManager tls, Predicate<String> metricsToken,
+                            Supplier<String> metrics, Supplier<Readiness> ready) {
         QueuedThreadPool pool = new QueuedThreadPool(config.threads(), Math.min(2, config.threads()));
         pool.setName("hourglass-http");
         pool.setDaemon(true);
@@ -39,7 +54,18 @@ public final class HealthHttpServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setRequestHeaderSize(8 << 10);
-        connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        if (tls == null) {
+            connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        } else {
+            SecureRequestCustomizer secure = new SecureRequestCustomizer();
+            secure.setSniHostCheck(false); // probes and scrapers dial an IP address, which sends no SNI
+            http.addCustomizer(secure);
+            SslContextFactory.Server ssl = new SslContextFactory.Server();
+            ssl.setSslContext(sslContext(tls));
+            ssl.setIncludeProtocols("TLSv1.3", "TLSv1.2");
+            connector = new ServerConnector(server, 1, 1, new SslConnectionFactory(ssl, HttpVersion.HTTP_1_1.asString()),
+                    new HttpConnectionFactory(http));
+        }
         connector.setHost(bindHost);
         connector.setPort(config.port());
         connector.setIdleTimeout(config.idleTimeout().toMillis());
@@ -50,8 +76,15 @@ public final class HealthHttpServer implements AutoCloseable {
             public boolean handle(Request request, Response response, Callback callback) {
                 String path = Request.getPathInContext(request);
                 switch (path) {
-                    case "/metrics" -> respond(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8",
-                            metrics.get());
+                    case "/metrics" -> {
+                        if (metricsToken != null && !metricsToken.test(bearer(request))) {
+                            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
+                            respond(response, callback, 401, "text/plain",
+                                    "unauthenticated: /metrics needs 'Authorization: Bearer <token>'\n");
+                        } else {
+                            respond(response, callback, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get());
+                        }
+                    }
                     case "/healthz" -> respond(response, callback, 200, "text/plain", "ok\n");
                     case "/readyz" -> {
                         Readiness r = ready.get();
@@ -64,6 +97,21 @@ public final class HealthHttpServer implements AutoCloseable {
                 return true;
             }
         });
+    }
+
+    private static String bearer(Request request) {
+        String h = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+        return h != null && h.regionMatches(true, 0, "Bearer ", 0, 7) ? h.substring(7).strip() : null;
+    }
+
+    private static SSLContext sslContext(X509ExtendedKeyManager keys) {
+        try {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(new KeyManager[] {keys}, null, null);
+            return context;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("no TLS in this JVM: " + e.getMessage(), e);
+        }
     }
 
     private static void respond(Response response, Callback callback, int code, String type, String body) {

@@ -37,10 +37,15 @@ class KnownKeysTest {
         return KnownKeys.ALL.stream();
     }
 
+    /** Keys one can set alone: the security keys name files that must exist and go in sets (SecurityConfigTest). */
+    static Stream<ConfigKey<?>> keysAlone() {
+        return keys().filter(k -> !SecurityConfig.SECTION.keys().contains(k));
+    }
+
     /** The node's configuration but the raw settings, which differ whenever anything is set. */
     private static List<Object> typed(NodeConfig c) {
         return List.of(c.dataDir(), c.host(), c.bindHost(), c.grpcPort(), c.httpPort(), c.raft(), c.delivery(),
-                c.limits(), c.rooms(), c.grpc(), c.http(), c.publishEntriesInFlight());
+                c.limits(), c.rooms(), c.grpc(), c.http(), c.security(), c.publishEntriesInFlight());
     }
 
     private static NodeConfig node(String key, String value) {
@@ -68,7 +73,7 @@ class KnownKeysTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @MethodSource("keys")
+    @MethodSource("keysAlone")
     void anotherValidValueReachesTheNodesConfiguration(ConfigKey<?> key) {
         String value = key == RaftKeys.PEERS ? "n1=127.0.0.1:7071:7070" : ConfigKeySamples.otherValid(key);
         assertNotEquals(typed(NodeConfig.from(Settings.empty())), typed(node(key.name(), value)), key + "=" + value);
@@ -84,7 +89,7 @@ class KnownKeysTest {
     @Test
     void everyKeyDeclaredInAConfigClassIsRegistered() throws IllegalAccessException {
         for (Class<?> c : List.of(NodeConfig.class, RaftKeys.class, DeliveryConfig.class, LimitsConfig.class,
-                RoomsConfig.class, GrpcConfig.class, HttpConfig.class)) {
+                RoomsConfig.class, GrpcConfig.class, HttpConfig.class, SecurityConfig.class)) {
             for (Field f : c.getFields()) {
                 if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigKey.class) {
                     ConfigKey<?> key = (ConfigKey<?>) f.get(null);
@@ -110,7 +115,7 @@ class KnownKeysTest {
         Path dataDir = Path.of("data").toAbsolutePath();
         Settings s = new Settings(Map.of("raft.port", "7171", "raft.requestTimeout", "3s"));
         assertEquals(RaftConfig.from(Settings.empty(), dataDir, 7070),
-                RaftKeys.read(Settings.empty(), NodeConfig.ID.defaultValue(), dataDir));
-        assertEquals(RaftConfig.from(s, dataDir, 7070), RaftKeys.read(s, NodeConfig.ID.defaultValue(), dataDir));
+                RaftKeys.read(Settings.empty(), NodeConfig.ID.defaultValue(), dataDir, null));
+        assertEquals(RaftConfig.from(s, dataDir, 7070), RaftKeys.read(s, NodeConfig.ID.defaultValue(), dataDir, null));
     }
 }

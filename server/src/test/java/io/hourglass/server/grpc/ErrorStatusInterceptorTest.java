@@ -70,7 +70,7 @@ class ErrorStatusInterceptorTest {
         calls = Executors.newFixedThreadPool(2);
         ServerServiceDefinition errors = ServerServiceDefinition.builder("test.Errors")
                 .addMethod(REFUSE, ServerCalls.asyncUnaryCall(ErrorStatusInterceptorTest::refuse)).build();
-        server = ClientPort.builder("127.0.0.1", 0, GrpcConfig.DEFAULTS, calls, 4 << 20).addService(errors).build().start();
+        server = ClientPort.builder("127.0.0.1", 0, GrpcConfig.DEFAULTS, calls, 4 << 20, null).addService(errors).build().start();
         channel = ManagedChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
     }
 
