@@ -46,7 +46,9 @@ public final class ServerProcess implements AutoCloseable {
     private final List<String> launcher;
     private final List<String> args;
     private final Map<String, String> env;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private final HttpClient http;
+    /** Security on (HTTPS, a token for /metrics), or null. */
+    private final ChaosSecurity security;
     private Process process;
     private Thread reaper;
 
@@ -68,6 +70,14 @@ public final class ServerProcess implements AutoCloseable {
      */
     private ServerProcess(Distribution distribution, String nodeId, NodePorts ports, Path dir, List<String> launcher,
                           List<String> args, Map<String, String> env) {
+        this(distribution, nodeId, ports, dir, launcher, args, env, null);
+    }
+
+    private ServerProcess(Distribution distribution, String nodeId, NodePorts ports, Path dir, List<String> launcher,
+                          List<String> args, Map<String, String> env, ChaosSecurity security) {
+        this.security = security;
+        this.http = security == null ? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build()
+                : security.http();
         this.distribution = distribution;
         this.nodeId = nodeId;
         this.ports = ports;
@@ -122,7 +132,26 @@ public final class ServerProcess implements AutoCloseable {
         }
         Map<String, String> merged = new java.util.HashMap<>(env);
         merged.putAll(extra);
-        return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, merged);
+        return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, merged, security);
+    }
+
+    /** This node with security on ({@code security} null: unchanged); it must not have been started. */
+    public ServerProcess withSecurity(ChaosSecurity value) {
+        if (value == null) {
+            return this;
+        }
+        Map<String, String> merged = new java.util.HashMap<>(env);
+        merged.putAll(value.env());
+        return new ServerProcess(distribution, nodeId, ports, dir, launcher, args, merged, value);
+    }
+
+    private HttpRequest get(String path) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create((security == null ? "http://" : "https://")
+                + ports.host() + ":" + ports.http() + path)).timeout(Duration.ofSeconds(2)).GET();
+        if (security != null) {
+            b.header("Authorization", "Bearer " + security.token());
+        }
+        return b.build();
     }
 
     /**
@@ -295,8 +324,7 @@ public final class ServerProcess implements AutoCloseable {
 
     /** The HTTP status of {@code path} on the node's HTTP port, or -1 if it does not answer. */
     public int httpStatus(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + ports.host() + ":" + ports.http() + path))
-                .timeout(Duration.ofSeconds(2)).GET().build();
+        HttpRequest request = get(path);
         try {
             return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
         } catch (IOException e) {
@@ -309,8 +337,7 @@ public final class ServerProcess implements AutoCloseable {
 
     /** The body of {@code path} on the node's HTTP port if it answers 200, empty otherwise. */
     public Optional<String> httpGet(String path) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + ports.host() + ":" + ports.http() + path))
-                .timeout(Duration.ofSeconds(2)).GET().build();
+        HttpRequest request = get(path);
         try {
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();

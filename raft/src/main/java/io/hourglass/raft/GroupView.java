@@ -10,14 +10,24 @@ import org.apache.ratis.server.RaftServer;
 
 /**
  * This node's view of its Raft group, read from Ratis on each call: role, term and indices for
- * status and metrics, the leader's lease, readiness. Thread-safe: it keeps no state.
+ * status and metrics, the leader's lease, readiness. Thread-safe: its one piece of state is
+ * whether this follower was ready at the last look.
  */
 final class GroupView {
     /** Committed entries a follower may still have to apply and count as caught up. */
     static final long READY_MAX_LAG = 100;
+    /**
+     * Once ready, a follower stays ready until it lags by more than this many entries (or loses
+     * its leader): a node just restarted under load, its JIT still cold, may fall a little over
+     * {@link #READY_MAX_LAG} behind for a moment, and a probe that flapped would have a rolling
+     * restart move on and then see the node it just waited for "not ready".
+     */
+    static final long READY_DROP_LAG = 10 * READY_MAX_LAG;
 
     private final RaftConfig config;
     private final RaftServer server;
+    /** Whether this follower was ready at the last look (the hysteresis of READY_DROP_LAG). */
+    private volatile boolean followerReady;
 
     GroupView(RaftConfig config, RaftServer server) {
         this.config = config;
@@ -57,7 +67,8 @@ final class GroupView {
     /**
      * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
      * follower once it knows a leader it heard from lately and has applied all but at most
-     * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed.
+     * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed; once ready, it
+     * stays ready until it is more than {@link #READY_DROP_LAG} behind or loses its leader.
      *
      * <p>The follower's own commit index is no measure: it cannot pass the end of its log, so a
      * node restarted after a few seconds down, at the leader's first append, has applied all it
@@ -70,29 +81,35 @@ final class GroupView {
         try {
             var division = server.getDivision(RaftNode.GROUP_ID);
             var info = division.getInfo();
-            if (info.isLeader()) {
-                return leaderReady ? Readiness.READY
-                        : Readiness.not("elected leader, still applying the entries of earlier terms");
-            }
-            RaftPeerId leader = info.getLeaderId();
-            if (leader == null) {
-                return Readiness.not("no leader known");
-            }
-            long contact = leaderContactMs(info);
-            if (contact >= config.followerStallTimeout().toMillis()) {
-                return Readiness.not("no append from leader " + leader + " for " + contact + " ms");
-            }
-            long leaderCommit = commitIndexOf(leader, division.getCommitInfos());
-            if (leaderCommit < 0) {
-                return Readiness.not("waiting for leader " + leader + "'s commit index");
-            }
-            long committed = Math.max(leaderCommit, division.getRaftLog().getLastCommittedIndex());
-            long behind = committed - info.getLastAppliedIndex();
-            return behind <= READY_MAX_LAG ? Readiness.READY
-                    : Readiness.not("catching up: " + behind + " committed entries not applied yet");
+            Readiness r = followerReadiness(division, info, leaderReady);
+            followerReady = r.ready() && !info.isLeader();
+            return r;
         } catch (IOException e) {
             return Readiness.not("raft group not open: " + e.getMessage());
         }
+    }
+
+    private Readiness followerReadiness(RaftServer.Division division, DivisionInfo info, boolean leaderReady) {
+        if (info.isLeader()) {
+            return leaderReady ? Readiness.READY
+                    : Readiness.not("elected leader, still applying the entries of earlier terms");
+        }
+        RaftPeerId leader = info.getLeaderId();
+        if (leader == null) {
+            return Readiness.not("no leader known");
+        }
+        long contact = leaderContactMs(info);
+        if (contact >= config.followerStallTimeout().toMillis()) {
+            return Readiness.not("no append from leader " + leader + " for " + contact + " ms");
+        }
+        long leaderCommit = commitIndexOf(leader, division.getCommitInfos());
+        if (leaderCommit < 0) {
+            return Readiness.not("waiting for leader " + leader + "'s commit index");
+        }
+        long committed = Math.max(leaderCommit, division.getRaftLog().getLastCommittedIndex());
+        long behind = committed - info.getLastAppliedIndex();
+        return behind <= (followerReady ? READY_DROP_LAG : READY_MAX_LAG) ? Readiness.READY
+                : Readiness.not("catching up: " + behind + " committed entries not applied yet");
     }
 
     /** The commit index that {@code infos} (Ratis' commit infos) give for {@code peer}, or -1. */

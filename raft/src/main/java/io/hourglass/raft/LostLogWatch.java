@@ -16,13 +16,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This node sees it from its side. While a leader it hears from appended nothing to this
  * node's log for {@code timeout} and no checkpoint is being installed, it is <em>suspect</em>:
- * RaftNode then asks that leader for its commit index (at most once per timeout; an idle healthy
+ * RaftNode then asks that leader for its commit indexes (at most once per timeout; an idle healthy
  * follower looks the same until that answer). If the leader has committed past the end of this
- * node's log, the node is <em>starved</em> and asks the leader to step down (at most once per
- * {@link #RETRY_FACTOR} timeouts). The next leader starts its term knowing no match index, finds
- * this log's real end and sends the entries, or a checkpoint when they are purged. (The follower
- * must ask: an append it refuses does not carry the leader's commit index into Ratis' commit
- * infos.)
+ * node's log <em>and</em> remembers this node's commit index beyond that end — the node once had
+ * entries it no longer has — the node asks the leader to step down (at most once per
+ * {@link #RETRY_FACTOR} timeouts, {@link #MAX_ASKS} times while its log stays where it is). The next
+ * leader starts its term knowing no match index, finds this log's real end and sends the entries, or
+ * a checkpoint when they are purged. A log stuck for another reason (the leader remembers no more
+ * than this node has) is left to FollowerWatch's report: a new leader would not help it. (The
+ * follower must ask: an append it refuses does not carry the leader's commit index into Ratis'
+ * commit infos.)
  *
  * <p>Owned by RaftNode's watch thread, but for {@link #asks()}.
  */
@@ -30,6 +33,8 @@ final class LostLogWatch {
     private static final Logger LOG = LoggerFactory.getLogger(LostLogWatch.class);
     /** Asks again no sooner than this many timeouts after the last ask. */
     static final int RETRY_FACTOR = 6;
+    /** Step-downs asked for one log end before this node stops asking. */
+    static final int MAX_ASKS = 3;
 
     private final String nodeId;
     private final long timeoutNanos;
@@ -39,6 +44,7 @@ final class LostLogWatch {
     private boolean checked;
     private long askedNanos;
     private boolean asked;
+    private int asksAtThisEnd;
     private volatile long asks;
 
     LostLogWatch(String nodeId, Duration timeout) {
@@ -59,6 +65,9 @@ final class LostLogWatch {
         boolean still = leaderId != null && leaderContactMs * 1_000_000L < timeoutNanos && !installing
                 && logEnd == this.logEnd;
         if (!still) {
+            if (logEnd != this.logEnd) {
+                asksAtThisEnd = 0;
+            }
             this.logEnd = logEnd;
             sinceNanos = nowNanos;
             return null;
@@ -74,21 +83,24 @@ final class LostLogWatch {
     /**
      * The answer to a look-up {@link #suspect} asked for.
      *
-     * @param leaderCommit the commit index leader {@code leaderId} reported
+     * @param leaderCommit the commit index leader {@code leaderId} reported for itself
+     * @param mineAtLeader the commit index the leader reported for this node (-1: none)
      * @return true when this node should ask that leader to step down now
      */
-    boolean starved(String leaderId, long leaderCommit, long logEnd, long nowNanos) {
-        if (leaderCommit <= logEnd || logEnd != this.logEnd
+    boolean starved(String leaderId, long leaderCommit, long mineAtLeader, long logEnd, long nowNanos) {
+        if (leaderCommit <= logEnd || mineAtLeader <= logEnd || logEnd != this.logEnd || asksAtThisEnd >= MAX_ASKS
                 || (asked && nowNanos - askedNanos < RETRY_FACTOR * timeoutNanos)) {
             return false;
         }
         asked = true;
         askedNanos = nowNanos;
         asks++;
-        LOG.warn("{}: leader {} has committed up to {} but appended nothing past this node's log end {} for {} s: it "
-                        + "still counts on a log this node no longer has (its data directory was lost or wiped?); "
-                        + "asking {} to step down so that the next leader starts from this log's real end",
-                nodeId, leaderId, leaderCommit, logEnd, Duration.ofNanos(nowNanos - sinceNanos).toSeconds(), leaderId);
+        asksAtThisEnd++;
+        LOG.warn("{}: leader {} has committed up to {} and remembers this node at {}, but appended nothing past this "
+                        + "node's log end {} for {} s: it counts on a log this node no longer has (its data directory "
+                        + "was lost or wiped?); asking {} to step down so that the next leader starts from this log's "
+                        + "real end ({} of {})", nodeId, leaderId, leaderCommit, mineAtLeader, logEnd,
+                Duration.ofNanos(nowNanos - sinceNanos).toSeconds(), leaderId, asksAtThisEnd, MAX_ASKS);
         return true;
     }
 

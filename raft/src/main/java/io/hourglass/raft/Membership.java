@@ -84,10 +84,14 @@ final class Membership {
         }
     }
 
-    /** The commit index server {@code peerId} reports for itself (-1 if it reports none). */
-    long commitIndexOf(String peerId) throws IOException {
+    /**
+     * The commit indexes server {@code peerId} knows: {@code [its own, this node's]} (-1 for one it
+     * does not know).
+     */
+    long[] commitIndexesAt(String peerId) throws IOException {
         RaftPeerId peer = RaftPeerId.valueOf(peerId);
-        return GroupView.commitIndexOf(peer, client.getGroupManagementApi(peer).info(RaftNode.GROUP_ID).getCommitInfos());
+        var infos = client.getGroupManagementApi(peer).info(RaftNode.GROUP_ID).getCommitInfos();
+        return new long[] {GroupView.commitIndexOf(peer, infos), GroupView.commitIndexOf(RaftPeerId.valueOf(nodeId), infos)};
     }
 
     /** Asks leader {@code leaderId} to step down (a transfer to no one); see {@link LostLogWatch}. */

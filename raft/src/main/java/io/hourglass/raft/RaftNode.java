@@ -96,6 +96,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ScheduledExecutorService watchExecutor;
     /** The peer mTLS material, or null for plain text. */
     private final PemTls peerTls;
+    /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
+    private final Parameters parameters;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -123,6 +125,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
         Parameters parameters = new Parameters();
+        this.parameters = parameters;
         this.peerTls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
                 config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
         SslContext checkpointTls = null;
@@ -234,9 +237,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
             }
             String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),
                     stateMachine.installing(), System.nanoTime());
-            if (suspect != null && lostLogWatch.starved(suspect, membership.commitIndexOf(suspect), p.logEnd(),
-                    System.nanoTime())) {
-                membership.askToStepDown(suspect, config.electionTimeoutMax().multipliedBy(2));
+            if (suspect != null) {
+                long[] commits = membership.commitIndexesAt(suspect);
+                if (lostLogWatch.starved(suspect, commits[0], commits[1], p.logEnd(), System.nanoTime())) {
+                    membership.askToStepDown(suspect, config.electionTimeoutMax().multipliedBy(2));
+                }
             }
         } catch (IOException | RuntimeException e) {
             LOG.warn("{}: follower watch failed", config.nodeId(), e);
@@ -377,7 +382,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
         peers.add(added);
-        try (RaftClient toNew = RaftClient.newBuilder().setProperties(properties)
+        try (RaftClient toNew = RaftClient.newBuilder().setProperties(properties).setParameters(parameters)
                 .setRaftGroup(RaftGroup.valueOf(GROUP_ID, added)).setClientId(ClientId.randomId())
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
                         TimeDuration.valueOf(500, TimeUnit.MILLISECONDS))).build()) {

@@ -35,14 +35,32 @@ final class LostLogWatchTest {
     }
 
     @Test
-    void onlyALeaderThatCommittedPastTheLogsEndIsAskedToStepDownAndNotAgainSoon() {
+    void onlyALeaderThatRemembersMoreOfThisLogThanItHasIsAskedToStepDownAndNotAgainSoon() {
         watch.suspect("n1", 100, 13, false, 0);
         assertEquals("n1", watch.suspect("n1", 100, 13, false, 5 * SECOND));
-        assertFalse(watch.starved("n1", 13, 13, 5 * SECOND), "an idle healthy follower: the leader committed its log's end");
-        assertTrue(watch.starved("n1", 40, 13, 10 * SECOND));
+        assertFalse(watch.starved("n1", 13, 13, 13, 5 * SECOND), "an idle healthy follower: the leader committed its log's end");
+        assertFalse(watch.starved("n1", 40, 12, 13, 5 * SECOND),
+                "stuck for another reason: the leader knows no more of this log than it has");
+        assertTrue(watch.starved("n1", 40, 30, 13, 10 * SECOND), "the leader remembers this node at 30, its log ends at 13");
         assertEquals(1, watch.asks());
-        assertFalse(watch.starved("n1", 40, 13, 20 * SECOND), "not again within " + LostLogWatch.RETRY_FACTOR + " timeouts");
-        assertTrue(watch.starved("n1", 40, 13, 40 * SECOND));
+        assertFalse(watch.starved("n1", 40, 30, 13, 20 * SECOND), "not again within " + LostLogWatch.RETRY_FACTOR + " timeouts");
+        assertTrue(watch.starved("n1", 40, 30, 13, 40 * SECOND));
         assertEquals(2, watch.asks());
+    }
+
+    @Test
+    void itStopsAskingAfterMaxAsksAtOneLogEndAndStartsAgainOnceTheLogMoved() {
+        long t = 0;
+        watch.suspect("n1", 100, 13, false, t);
+        for (int i = 0; i < LostLogWatch.MAX_ASKS; i++) {
+            t += LostLogWatch.RETRY_FACTOR * 5 * SECOND;
+            assertTrue(watch.starved("n1", 40, 30, 13, t));
+        }
+        t += LostLogWatch.RETRY_FACTOR * 5 * SECOND;
+        assertFalse(watch.starved("n1", 40, 30, 13, t), "gave up at this log end");
+        watch.suspect("n1", 100, 14, false, t); // the log moved
+        t += LostLogWatch.RETRY_FACTOR * 5 * SECOND;
+        assertTrue(watch.starved("n1", 40, 30, 14, t), "a new log end: asking again is allowed");
+        assertEquals(LostLogWatch.MAX_ASKS + 1, watch.asks());
     }
 }

@@ -6,6 +6,7 @@ import io.hourglass.chaos.Distribution;
 import io.hourglass.chaos.NetnsNetwork;
 import io.hourglass.chaos.NodePorts;
 import io.hourglass.chaos.ProcessCluster;
+import io.hourglass.chaos.ChaosSecurity;
 import io.hourglass.chaos.ServerProcess;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -42,6 +43,9 @@ final class ChaosCluster implements AutoCloseable {
     private final Set<Long> paused = ConcurrentHashMap.newKeySet();
     private int joinerCount;
 
+    /** Security on for every node and client, or null. */
+    private ChaosSecurity security;
+
     private ChaosCluster(Distribution distribution, Path runDir, Optional<NetnsNetwork> network) {
         this.distribution = distribution;
         this.runDir = runDir;
@@ -49,11 +53,19 @@ final class ChaosCluster implements AutoCloseable {
     }
 
     /** Creates and starts {@code size} voters, in namespaces when {@code network} is given. */
-    static ChaosCluster start(Distribution distribution, Path runDir, int size, Optional<NetnsNetwork> network) {
+    static ChaosCluster start(Distribution distribution, Path runDir, int size, Optional<NetnsNetwork> network,
+                              boolean secure) {
         ChaosCluster cluster = new ChaosCluster(distribution, runDir, network);
         List<NodePorts> ports = new ArrayList<>();
         for (int i = 1; i <= size; i++) {
             ports.add(cluster.portsFor(i));
+        }
+        if (secure) {
+            List<String> hosts = new ArrayList<>();
+            for (int slot = 1; slot <= size + 1; slot++) { // the joiner's slot too
+                hosts.add(network.isPresent() ? cluster.portsFor(slot).host() : "127.0.0.1");
+            }
+            cluster.security = ChaosSecurity.make(runDir.resolve("certs"), hosts);
         }
         List<String> peers = new ArrayList<>();
         for (int i = 1; i <= size; i++) {
@@ -61,7 +73,7 @@ final class ChaosCluster implements AutoCloseable {
         }
         for (int i = 1; i <= size; i++) {
             cluster.voters.add(ServerProcess.member(distribution, runDir, "n" + i, ports.get(i - 1), peers,
-                    cluster.launcherFor(i), false));
+                    cluster.launcherFor(i), false).withSecurity(cluster.security));
         }
         try {
             cluster.voters.forEach(ServerProcess::start);
@@ -84,7 +96,7 @@ final class ChaosCluster implements AutoCloseable {
         Path runDir = distribution.newRunDir(test.getSimpleName());
         NetnsNetwork network = NetnsNetwork.create(distribution, runDir, size);
         try {
-            return start(distribution, runDir, size, Optional.of(network));
+            return start(distribution, runDir, size, Optional.of(network), false);
         } catch (RuntimeException | AssertionError e) {
             network.close();
             throw e;
@@ -114,6 +126,12 @@ final class ChaosCluster implements AutoCloseable {
 
     private List<String> launcherFor(int slot) {
         return network.map(n -> n.launcher(slot)).orElse(List.of());
+    }
+
+    /** A client builder for {@code servers}, with the cluster's credentials when security is on. */
+    io.hourglass.client.HourglassClient.Builder client(List<String> servers) {
+        io.hourglass.client.HourglassClient.Builder b = io.hourglass.client.HourglassClient.builder().servers(servers);
+        return security == null ? b : b.credentials(security.credentials());
     }
 
     boolean partitionable() {
@@ -156,7 +174,8 @@ final class ChaosCluster implements AutoCloseable {
             peers.add(v.ports().peerEntry(v.nodeId()));
         }
         peers.add(ports.peerEntry(id));
-        ServerProcess joiner = ServerProcess.member(distribution, runDir, id, ports, peers, launcherFor(slot), true);
+        ServerProcess joiner = ServerProcess.member(distribution, runDir, id, ports, peers, launcherFor(slot), true)
+                .withSecurity(security);
         joiners.add(joiner);
         joiner.start();
         return joiner;

@@ -44,7 +44,9 @@ import org.junit.jupiter.api.Test;
  * <p>Properties: {@code -Dchaos.seed=N} replays a schedule (printed at the start);
  * {@code -Dchaos.minutes=M} injects faults for at least M minutes (default: every fault kind
  * once); {@code -Dchaos.faults=pause,kill-leader} only those kinds (labels as in the summary);
- * {@code -Dchaos.nodes=5} runs five voters instead of three; {@code -Dchaos.netns=false}
+ * {@code -Dchaos.nodes=5} runs five voters instead of three; {@code -Dchaos.secure=true} turns security
+ * on (TLS on every port, mutual TLS between nodes, every client with a token; certificates from
+ * deploy/certs.sh); {@code -Dchaos.netns=false}
  * stays on loopback even as root; {@code -Dchaos.run=false} skips the run.
  */
 final class ChaosRunTest {
@@ -100,7 +102,8 @@ final class ChaosRunTest {
         System.out.println(network.map(n -> "nodes in " + n)
                 .orElseGet(() -> "nodes on loopback; partition faults SKIPPED: " + whyLoopback.orElseThrow()));
 
-        ChaosCluster cluster = register(ChaosCluster.start(distribution, runDir, settings.nodes(), network));
+        ChaosCluster cluster = register(ChaosCluster.start(distribution, runDir, settings.nodes(), network,
+                settings.secure()));
         List<String> servers = cluster.servers();
         cluster.awaitLeader(LEADER_TIMEOUT);
 
@@ -111,14 +114,14 @@ final class ChaosRunTest {
                 "nodes", settings.nodes(), "netns", network.isPresent()));
 
         Random workloadRandom = new Random(settings.seed() ^ 0x5DEECE66DL);
-        QueueWorkload queue = register(new QueueWorkload(history, servers, workloadRandom));
-        RoomWorkload rooms = register(new RoomWorkload(history, servers, workloadRandom));
+        QueueWorkload queue = register(new QueueWorkload(history, servers, workloadRandom, cluster::client));
+        RoomWorkload rooms = register(new RoomWorkload(history, servers, workloadRandom, cluster::client));
         queue.startConsumers();
         rooms.startMembers();
         queue.startProducers();
         rooms.startSender();
 
-        HourglassClient admin = register(HourglassClient.builder().servers(servers).build());
+        HourglassClient admin = register(cluster.client(servers).build());
         Nemesis nemesis = new Nemesis(cluster, history, settings.seed(), admin, settings.faults());
         System.out.println("fault kinds: " + nemesis.kinds().stream().map(FaultKind::label)
                 .collect(Collectors.joining(", ")));
@@ -151,7 +154,7 @@ final class ChaosRunTest {
     private void recordDigests(ChaosCluster cluster, HistoryRecorder history) {
         List<HourglassClient> perNode = new ArrayList<>();
         for (ServerProcess node : cluster.voters()) {
-            perNode.add(register(HourglassClient.builder().servers(List.of(node.ports().grpcAddress())).build()));
+            perNode.add(register(cluster.client(List.of(node.ports().grpcAddress())).build()));
         }
         try {
             await("every node at the same applied index").atMost(DIGEST_TIMEOUT).pollInterval(Duration.ofMillis(500))
@@ -182,7 +185,7 @@ final class ChaosRunTest {
     }
 
     /** What the system properties ask of this run. */
-    record RunSettings(long seed, int nodes, Duration minimum, Set<String> faults) {
+    record RunSettings(long seed, int nodes, Duration minimum, Set<String> faults, boolean secure) {
         static RunSettings fromSystemProperties() {
             long seed = Long.getLong("chaos.seed", System.nanoTime());
             int nodes = Integer.getInteger("chaos.nodes", 3);
@@ -194,14 +197,16 @@ final class ChaosRunTest {
                     : Duration.ofMillis((long) (Double.parseDouble(minutes) * 60_000));
             String faults = System.getProperty("chaos.faults", "");
             Set<String> only = faults.isBlank() ? Set.of() : Set.of(faults.split(","));
-            return new RunSettings(seed, nodes, minimum, only);
+            return new RunSettings(seed, nodes, minimum, only, io.hourglass.chaos.ChaosSecurity.requested());
         }
+
 
         @Override
         public String toString() {
             return "seed: -Dchaos.seed=" + seed + ", " + nodes + " nodes, faults for at least "
                     + minimum.toSeconds() + " s (every kind once first)"
-                    + (faults.isEmpty() ? "" : ", only " + String.join(",", faults));
+                    + (faults.isEmpty() ? "" : ", only " + String.join(",", faults))
+                    + (secure ? ", security on (TLS, mTLS between nodes, tokens)" : "");
         }
     }
 }

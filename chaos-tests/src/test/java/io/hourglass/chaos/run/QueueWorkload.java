@@ -38,6 +38,7 @@ final class QueueWorkload implements AutoCloseable {
 
     private final HistoryRecorder history;
     private final List<String> servers;
+    private final java.util.function.Function<List<String>, HourglassClient.Builder> builders;
     private final Random random;
     private final List<HourglassClient> clients = new ArrayList<>();
     private final AtomicLong sequence = new AtomicLong();
@@ -54,14 +55,17 @@ final class QueueWorkload implements AutoCloseable {
     private final Map<Subscription, String> consumers = new LinkedHashMap<>();
     private ScheduledExecutorService producers;
 
-    QueueWorkload(HistoryRecorder history, List<String> servers, Random random) {
+    /** @param clients a client builder for the given servers (the cluster's credentials) */
+    QueueWorkload(HistoryRecorder history, List<String> servers, Random random,
+                  java.util.function.Function<List<String>, HourglassClient.Builder> clients) {
+        this.builders = clients;
         this.history = history;
         this.servers = servers;
         this.random = random;
     }
 
     private HourglassClient client() {
-        HourglassClient c = HourglassClient.builder().servers(servers).build();
+        HourglassClient c = builders.apply(servers).build();
         clients.add(c);
         return c;
     }

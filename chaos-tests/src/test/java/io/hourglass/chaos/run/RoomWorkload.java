@@ -48,10 +48,12 @@ final class RoomWorkload implements AutoCloseable {
     final AtomicLong delivered = new AtomicLong();
     private ScheduledExecutorService sender;
 
-    RoomWorkload(HistoryRecorder history, List<String> servers, Random random) {
+    /** @param clients a client builder for the given servers (the cluster's credentials) */
+    RoomWorkload(HistoryRecorder history, List<String> servers, Random random,
+                 java.util.function.Function<List<String>, HourglassClient.Builder> clients) {
         this.history = history;
         this.random = random;
-        this.client = HourglassClient.builder().servers(servers).build();
+        this.client = clients.apply(servers).build();
     }
 
     /** Configures the at-least-once room and subscribes every member; returns once all are subscribed. */

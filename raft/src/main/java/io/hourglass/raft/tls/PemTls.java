@@ -10,8 +10,6 @@ import java.security.GeneralSecurityException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +35,13 @@ public final class PemTls implements Closeable {
     private final AdvancedTlsX509KeyManager keyManager = new AdvancedTlsX509KeyManager();
     private final X509ExtendedTrustManager trustManager;
     private final ScheduledExecutorService reloader;
-    private final List<Closeable> watches = new ArrayList<>();
+    private final Path certFile;
+    private final Path keyFile;
+    private final Path caFile;
+    private final AdvancedTlsX509TrustManager trust;
+    private long certTime;
+    private long keyTime;
+    private long caTime;
 
     /**
      * @param name what the material is for, in log lines ("client port", "peer")
@@ -52,19 +56,25 @@ public final class PemTls implements Closeable {
             t.setDaemon(true);
             return t;
         });
+        this.certFile = certFile;
+        this.keyFile = keyFile;
+        this.caFile = caFile;
         long every = Math.max(1, reloadEvery.toMillis());
         try {
-            watches.add(keyManager.updateIdentityCredentials(certFile.toFile(), keyFile.toFile(), every,
-                    TimeUnit.MILLISECONDS, reloader)::close);
+            certTime = mtime(certFile);
+            keyTime = mtime(keyFile);
+            keyManager.updateIdentityCredentials(certFile.toFile(), keyFile.toFile());
             if (caFile == null) {
+                trust = null;
                 trustManager = null;
             } else {
-                AdvancedTlsX509TrustManager trust = AdvancedTlsX509TrustManager.newBuilder()
+                trust = AdvancedTlsX509TrustManager.newBuilder()
                         .setVerification(verifyHostNames
                                 ? AdvancedTlsX509TrustManager.Verification.CERTIFICATE_AND_HOST_NAME_VERIFICATION
                                 : AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
                         .build();
-                watches.add(trust.updateTrustCredentials(caFile.toFile(), every, TimeUnit.MILLISECONDS, reloader)::close);
+                caTime = mtime(caFile);
+                trust.updateTrustCredentials(caFile.toFile());
                 trustManager = new Logging(trust);
             }
         } catch (IOException | GeneralSecurityException | RuntimeException e) {
@@ -72,8 +82,41 @@ public final class PemTls implements Closeable {
             throw new IOException(name + " TLS: cannot load " + certFile + " / " + keyFile
                     + (caFile == null ? "" : " / " + caFile) + ": " + e.getMessage(), e);
         }
+        reloader.scheduleWithFixedDelay(this::reloadIfChanged, every, every, TimeUnit.MILLISECONDS);
         LOG.info("{} TLS: certificate {} (key {}){}, reloaded on change (checked every {} ms)", name, certFile, keyFile,
                 caFile == null ? "" : ", trusting " + caFile, every);
+    }
+
+    /**
+     * Loads the files again once their modification times moved (the reload thread). Certificate
+     * and key go together: a pair caught half-replaced fails to load, keeps the previous material,
+     * and is tried again at the next look.
+     */
+    private void reloadIfChanged() {
+        try {
+            long c = mtime(certFile);
+            long k = mtime(keyFile);
+            if (c != certTime || k != keyTime) {
+                keyManager.updateIdentityCredentials(certFile.toFile(), keyFile.toFile());
+                certTime = c;
+                keyTime = k;
+                LOG.info("{} TLS: reloaded certificate {} and key {}", name, certFile, keyFile);
+            }
+            if (caFile != null) {
+                long a = mtime(caFile);
+                if (a != caTime) {
+                    trust.updateTrustCredentials(caFile.toFile());
+                    caTime = a;
+                    LOG.info("{} TLS: reloaded CA certificates {}", name, caFile);
+                }
+            }
+        } catch (IOException | GeneralSecurityException | RuntimeException e) {
+            LOG.warn("{} TLS: cannot reload ({}); the previous certificates stay in use", name, e.toString());
+        }
+    }
+
+    private static long mtime(Path file) throws IOException {
+        return java.nio.file.Files.getLastModifiedTime(file).toMillis();
     }
 
     public AdvancedTlsX509KeyManager keyManager() {
@@ -87,13 +130,6 @@ public final class PemTls implements Closeable {
 
     @Override
     public void close() {
-        for (Closeable watch : watches) {
-            try {
-                watch.close();
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("{} TLS: closing a reload watch failed", name, e);
-            }
-        }
         reloader.shutdownNow();
     }
 

@@ -191,6 +191,22 @@ class SecurityTest {
     }
 
     @Test
+    void roomsNeedTheRoomsPermissionOnEachRoom() {
+        String token = admin.admin().createToken("roomer");
+        admin.admin().addGrant("roomer", "rooms", "lobby");
+        try (HourglassClient roomer = client(token(token), cluster.targets())) {
+            roomer.rooms().send("lobby", "hi", 0);
+            AccessDeniedException vault = assertThrows(AccessDeniedException.class,
+                    () -> roomer.rooms().send("vault", "x", 0));
+            assertEquals(Status.Code.PERMISSION_DENIED, code(vault));
+            assertTrue(vault.getMessage().contains("lacks the rooms permission on 'vault'"), vault.getMessage());
+            assertEquals(Status.Code.PERMISSION_DENIED, code(assertThrows(AccessDeniedException.class,
+                    () -> roomer.rooms().configure("lobby", true, Duration.ofSeconds(5)))), "configuring needs admin");
+        }
+        assertTrue(admin.rooms().list(0, 1000).stream().noneMatch(r -> r.room().equals("vault")), "nothing sent to vault");
+    }
+
+    @Test
     void aPlainTextClientOnTheTlsPortIsRefused() {
         try (HourglassClient plain = HourglassClient.builder().servers(cluster.node(1).target())
                 .retryDeadline(Duration.ofSeconds(2)).build()) {
