@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
 /** {@code hourglass token}: bearer tokens, one per principal (needs admin). */
 @Command(name = "token", mixinStandardHelpOptions = true,
         description = "Bearer tokens, one per principal (needs the admin permission): create, list, revoke.",
-        subcommands = {TokenCommand.Create.class, TokenCommand.ListTokens.class, TokenCommand.Revoke.class})
+        subcommands = {TokenCommand.Create.class, TokenCommand.ListTokens.class, TokenCommand.Revoke.class,
+            TokenCommand.WhoAmI.class})
 final class TokenCommand implements Callable<Integer> {
     @ParentCommand
     private HourglassCommand root;
@@ -24,7 +25,8 @@ final class TokenCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing subcommand: create, list or revoke");
+        throw new CommandLine.ParameterException(spec.commandLine(),
+                "missing subcommand: create, list, revoke or whoami");
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true,
@@ -99,6 +101,31 @@ final class TokenCommand implements Callable<Integer> {
                 Map<String, Object> record = new LinkedHashMap<>();
                 record.put("name", name);
                 record.put("revoked", true);
+                return List.of(record);
+            });
+        }
+    }
+
+    @Command(name = "whoami", mixinStandardHelpOptions = true,
+            description = "Print the principal these credentials authenticate as, and whether security is on "
+                    + "(needs no permission; exit 8 when the credentials are refused).")
+    static final class WhoAmI implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(Column.text("principal", "PRINCIPAL"),
+                Column.text("security", "SECURITY"));
+
+        @ParentCommand
+        private TokenCommand parent;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
+                var who = admin.whoAmI();
+                Map<String, Object> record = new LinkedHashMap<>();
+                record.put("principal", who.getPrincipal().isEmpty() ? "-" : who.getPrincipal());
+                record.put("security", who.getSecurityEnabled() ? "on" : "off");
                 return List.of(record);
             });
         }

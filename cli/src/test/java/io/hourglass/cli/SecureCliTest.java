@@ -102,5 +102,9 @@ class SecureCliTest {
         Path file = Files.writeString(dir.resolve("token"), admin() + "\n");
         Cli.Result listed = run(null, "--token-file", file.toString(), "token", "list");
         assertEquals(0, listed.exitCode(), listed.err());
+        Cli.Result who = run(null, "--token-file", file.toString(), "--output", "json", "token", "whoami");
+        assertEquals(0, who.exitCode(), who.err());
+        assertEquals("admin", json.readTree(who.outLines().get(0)).get("principal").asText());
+        assertEquals("on", json.readTree(who.outLines().get(0)).get("security").asText());
     }
 }
