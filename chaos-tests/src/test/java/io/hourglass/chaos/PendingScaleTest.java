@@ -82,8 +82,12 @@ final class PendingScaleTest {
             publish("warm-up", 2 * MEASURED, PAYLOAD, Duration.ZERO);
             consumeWhilePublishing("warm-up-e2e" + round, MEASURED);
         }
-        long publishBefore = publish("before", MEASURED, PAYLOAD, Duration.ZERO);
-        long e2eBefore = consumeWhilePublishing("before-e2e", MEASURED);
+        // Three nodes and the client share two cores: one round can lose a quarter of its rate to a
+        // compaction or a GC on one node, so each side counts its best of two rounds.
+        long publishBefore = Math.max(publish("before", MEASURED, PAYLOAD, Duration.ZERO),
+                publish("before", MEASURED, PAYLOAD, Duration.ZERO));
+        long e2eBefore = Math.max(consumeWhilePublishing("before-e2e", MEASURED),
+                consumeWhilePublishing("before-e2e2", MEASURED));
         long heapBefore = heapAfterGc(leader);
 
         long loading = publish("future", PENDING, SMALL, Duration.ofHours(1));
@@ -92,8 +96,10 @@ final class PendingScaleTest {
         // but not compared, as the warm-up round before, then the steady figures.
         long publishJustAfter = publish("settle", MEASURED, PAYLOAD, Duration.ZERO);
         long e2eJustAfter = consumeWhilePublishing("settle-e2e", MEASURED);
-        long publishAfter = publish("after", MEASURED, PAYLOAD, Duration.ZERO);
-        long e2eAfter = consumeWhilePublishing("after-e2e", MEASURED);
+        long publishAfter = Math.max(publish("after", MEASURED, PAYLOAD, Duration.ZERO),
+                publish("after", MEASURED, PAYLOAD, Duration.ZERO));
+        long e2eAfter = Math.max(consumeWhilePublishing("after-e2e", MEASURED),
+                consumeWhilePublishing("after-e2e2", MEASURED));
         long[] schedule = schedule("scheduled");
 
         Measurements.report(distribution, String.format("PENDING_SCALE pending=%d loadMsgPerSec=%d justAfterLoad=%d/%d msg/s publish=%d->%d msg/s"
