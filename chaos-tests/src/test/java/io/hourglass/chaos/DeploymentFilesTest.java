@@ -210,13 +210,44 @@ final class DeploymentFilesTest {
             assertEquals(Set.copyOf(names), peers.keySet(), "the peers are the services");
             peers.forEach((id, addr) -> assertEquals(id, addr[0], () -> "peer " + id + " is reached by its service name"));
             assertTrue(block.contains(":/var/lib/hourglass"), () -> service + ": a volume on the data directory");
+            assertTrue(block.contains("<<: *security"), () -> service + ": security on");
+            assertTrue(block.contains("./certs/" + service + ":/etc/hourglass/tls/node:ro"),
+                    () -> service + ": its own certificates (deploy/certs.sh's DIR/" + service + "), read-only");
             assertTrue(Pattern.compile("\"\\d+:7070\"").matcher(block).find(), () -> service + ": gRPC published");
             checked++;
         }
         assertEquals(3, checked);
-        assertTrue(compose.contains("/dev/tcp/127.0.0.1/7072") && compose.contains("GET /readyz"), "healthcheck on /readyz");
+        assertTrue(compose.contains("https://localhost:7072/readyz") && compose.contains("/etc/hourglass/tls/ca.pem"),
+                "healthcheck on /readyz over HTTPS, trusting the cluster's CA");
+        assertTrue(read("container/Dockerfile").contains("install -y --no-install-recommends curl"),
+                "the image has curl for the HTTPS healthcheck");
         assertTrue(compose.contains("dockerfile: ../../container/Dockerfile")
                 && compose.contains("context: ../target/hourglass"), "builds from the distribution with this Dockerfile");
+    }
+
+    @Test
+    void composeTurnsSecurityOnWithTheFilesCertsShMakes() {
+        String compose = read("container/compose.yaml");
+        String block = compose.substring(compose.indexOf("\nx-security: &security"), compose.indexOf("\nservices:"));
+        Map<String, String> env = new LinkedHashMap<>();
+        Matcher m = Pattern.compile("(?m)^\\s+(HOURGLASS_[A-Z0-9_]+):\\s*\"?([^\"\\n]*)\"?\\s*$").matcher(block);
+        while (m.find()) {
+            env.put(m.group(1), m.group(2).trim());
+        }
+        assertEquals("true", env.get("HOURGLASS_SECURITY_ENABLED"));
+        // deploy/certs.sh DIR n1 n2 n3 makes DIR/NODE/{node,peer}.{pem,key}, DIR/{ca,peer-ca}.pem, DIR/admin.token.
+        Map<String, String> expected = Map.of(
+                "HOURGLASS_TLS_CERTFILE", "/etc/hourglass/tls/node/node.pem",
+                "HOURGLASS_TLS_KEYFILE", "/etc/hourglass/tls/node/node.key",
+                "HOURGLASS_TLS_PEERCERTFILE", "/etc/hourglass/tls/node/peer.pem",
+                "HOURGLASS_TLS_PEERKEYFILE", "/etc/hourglass/tls/node/peer.key",
+                "HOURGLASS_TLS_CAFILE", "/etc/hourglass/tls/ca.pem",
+                "HOURGLASS_TLS_PEERCAFILE", "/etc/hourglass/tls/peer-ca.pem",
+                "HOURGLASS_SECURITY_BOOTSTRAPTOKENFILE", "/etc/hourglass/tls/admin.token");
+        expected.forEach((k, v) -> assertEquals(v, env.get(k), k));
+        for (String file : List.of("ca.pem", "peer-ca.pem", "admin.token")) {
+            assertTrue(compose.contains("./certs/" + file + ":/etc/hourglass/tls/" + file + ":ro"), file + " mounted");
+        }
     }
 
     @Test

@@ -8,6 +8,8 @@ import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.raft.tls.PeerPortGuard;
+import io.hourglass.raft.tls.PemTls;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -27,11 +29,8 @@ import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import io.hourglass.raft.tls.PemTls;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -42,6 +41,9 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
+import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,6 +98,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ScheduledExecutorService watchExecutor;
     /** The peer mTLS material, or null for plain text. */
     private final PemTls peerTls;
+    private final PeerPortGuard peerGuard;
     /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
     private final Parameters parameters;
 
@@ -142,8 +145,13 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.properties = RatisSettings.properties(config, maxEntryBytes);
         // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
         // exactly as reachable, and as protected, as replication itself.
-        GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) ->
-                types.contains(GrpcServices.Type.SERVER) ? builder.addService(checkpointServer.definition()) : builder);
+        // With peer TLS, PeerPortGuard takes over the port's TLS so a caller presenting no certificate
+        // is refused and logged by address, not dropped silently inside the handshake.
+        this.peerGuard = new PeerPortGuard(config.nodeId(), System::currentTimeMillis);
+        GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> {
+            NettyServerBuilder b = peerTls == null ? builder : peerGuard.apply(builder, peerTls);
+            return types.contains(GrpcServices.Type.SERVER) ? b.addService(checkpointServer.definition()) : b;
+        });
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
@@ -251,6 +259,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /** Step-downs this node asked of a leader that kept sending past its log's end (see {@link LostLogWatch}). */
     public long lostLogStepDownRequests() {
         return lostLogWatch.asks();
+    }
+
+    /** Calls the Raft port refused because the caller presented no peer certificate ({@link PeerPortGuard}). */
+    public long refusedPeerCalls() {
+        return peerGuard.refused();
     }
 
     /**

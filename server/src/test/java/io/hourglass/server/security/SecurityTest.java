@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
@@ -20,6 +24,7 @@ import io.hourglass.client.HourglassClient;
 import io.hourglass.client.HourglassClientException;
 import io.hourglass.client.Message;
 import io.hourglass.client.Subscription;
+import io.hourglass.raft.tls.PeerPortGuard;
 import io.hourglass.server.testing.TestCluster;
 import io.hourglass.server.testing.TestNode;
 import java.io.ByteArrayInputStream;
@@ -47,6 +52,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * Security on a real three-node cluster with real TLS: certificates made by deploy/certs.sh,
@@ -220,26 +226,49 @@ class SecurityTest {
     @Test
     void theRaftPortRefusesNoCertificateAndAForeignOneAndAdmitsAPeer() throws Exception {
         String raft = "127.0.0.1:" + cluster.settingsOf(cluster.node(1)).get("raft.port");
-        assertEquals(Status.Code.UNAVAILABLE, raftCall(raft, TlsChannelCredentials.newBuilder()
-                .trustManager(certs.peerCa().toFile()).build()), "no client certificate");
+        String fetch = "hourglass.replica.Replica/FetchCheckpoint"; // a copy of every stored message
+        ListAppender<ILoggingEvent> log = new ListAppender<>();
+        log.start();
+        Logger guardLog = (Logger) LoggerFactory.getLogger(PeerPortGuard.class);
+        guardLog.addAppender(log);
+        long refusedBefore = cluster.node(1).node().raft().refusedPeerCalls();
+        try {
+            assertEquals(Status.Code.UNAUTHENTICATED, raftCall(raft, fetch, TlsChannelCredentials.newBuilder()
+                    .trustManager(certs.peerCa().toFile()).build()), "no client certificate");
+            // A client certificate is not one the peer CA signed, so TLS does not even offer it.
+            assertEquals(Status.Code.UNAUTHENTICATED, raftCall(raft, fetch, TlsChannelCredentials.newBuilder()
+                    .trustManager(certs.peerCa().toFile()).keyManager(certs.clientCert("admin").toFile(),
+                            certs.clientKey("admin").toFile()).build()), "a client certificate, not a peer's");
+        } finally {
+            guardLog.detachAppender(log);
+        }
+        assertEquals(refusedBefore + 2, cluster.node(1).node().raft().refusedPeerCalls(), "counted");
+        assertTrue(log.list.stream().anyMatch(e -> e.getLevel() == Level.WARN
+                && e.getFormattedMessage().contains("presented no certificate")
+                && e.getFormattedMessage().contains("127.0.0.1")), "logged with the caller's address: " + log.list);
         Path foreignPeer = foreign.peerCert();
-        assertEquals(Status.Code.UNAVAILABLE, raftCall(raft, TlsChannelCredentials.newBuilder()
+        assertEquals(Status.Code.UNAVAILABLE, raftCall(raft, fetch, TlsChannelCredentials.newBuilder()
                 .trustManager(certs.peerCa().toFile()).keyManager(foreignPeer.toFile(), foreign.peerKey().toFile())
-                .build()), "a certificate of another CA");
-        assertEquals(Status.Code.UNAVAILABLE, raftCall(raft, TlsChannelCredentials.newBuilder()
-                .trustManager(certs.peerCa().toFile()).keyManager(certs.clientCert("admin").toFile(),
-                        certs.clientKey("admin").toFile()).build()), "a client certificate, not a peer's");
+                .build()), "a certificate of another CA fails the handshake");
         Status.Code peer = raftCall(raft, TlsChannelCredentials.newBuilder().trustManager(certs.peerCa().toFile())
                 .keyManager(certs.peerCert().toFile(), certs.peerKey().toFile()).build());
         assertEquals(Status.Code.UNIMPLEMENTED, peer, "a peer gets through TLS (to a method that does not exist)");
     }
 
-    /** Calls a method the Raft port does not serve: UNIMPLEMENTED once TLS admits us, UNAVAILABLE if not. */
+    /**
+     * Calls a method the Raft port does not serve: UNIMPLEMENTED once it admits us, UNAVAILABLE if TLS
+     * refuses us, UNAUTHENTICATED if we presented no certificate.
+     */
     private static Status.Code raftCall(String target, io.grpc.ChannelCredentials credentials) throws InterruptedException {
+        return raftCall(target, "test.Nothing/Call", credentials);
+    }
+
+    private static Status.Code raftCall(String target, String fullMethod, io.grpc.ChannelCredentials credentials)
+            throws InterruptedException {
         ManagedChannel channel = Grpc.newChannelBuilder(target, credentials).build();
         try {
             MethodDescriptor<InputStream, InputStream> method = MethodDescriptor.<InputStream, InputStream>newBuilder()
-                    .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Nothing/Call")
+                    .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName(fullMethod)
                     .setRequestMarshaller(new Raw()).setResponseMarshaller(new Raw()).build();
             ClientCalls.blockingUnaryCall(channel, method, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS),
                     new ByteArrayInputStream(new byte[0]));
