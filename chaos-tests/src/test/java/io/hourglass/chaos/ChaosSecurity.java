@@ -1,24 +1,15 @@
 package io.hourglass.chaos;
 
 import io.hourglass.client.ClientCredentials;
+import io.hourglass.server.security.TestCertificates;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Security on for a process cluster: certificates and a bootstrap token made by the shipped
@@ -33,19 +24,9 @@ public record ChaosSecurity(Path dir, String token) {
     }
 
     public static ChaosSecurity make(Path dir, Collection<String> hosts) {
-        Path script = Path.of("..", "deploy", "certs.sh").toAbsolutePath().normalize();
-        List<String> command = new ArrayList<>(List.of("bash", script.toString(), dir.toString(), "n1"));
-        List<String> sans = hosts.stream().distinct().filter(h -> !h.equals("127.0.0.1") && !h.equals("localhost")).toList();
-        if (!sans.isEmpty()) {
-            command.addAll(List.of("--san", "n1=" + String.join(",", sans)));
-        }
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException("certs.sh failed: " + output);
-            }
-            return new ChaosSecurity(dir, Files.readAllLines(dir.resolve("admin.token")).get(0).strip());
+            TestCertificates certs = TestCertificates.make(dir, hosts);
+            return new ChaosSecurity(dir, certs.bootstrapToken());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -76,15 +57,9 @@ public record ChaosSecurity(Path dir, String token) {
 
     /** An HTTP client for the nodes' HTTPS port. */
     public HttpClient http() {
-        try (InputStream in = Files.newInputStream(dir.resolve("ca.pem"))) {
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            ks.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(null, tmf.getTrustManagers(), null);
-            return HttpClient.newBuilder().sslContext(ctx).connectTimeout(Duration.ofSeconds(1)).build();
+        try {
+            return HttpClient.newBuilder().sslContext(TestCertificates.trusting(dir.resolve("ca.pem")))
+                    .connectTimeout(Duration.ofSeconds(1)).build();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (GeneralSecurityException e) {

@@ -2,6 +2,7 @@ package io.hourglass.cli;
 
 import io.hourglass.client.AdminClient;
 import io.hourglass.client.HourglassClient;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -27,6 +28,18 @@ final class AdminSupport {
             printer.flush();
         }
         return ExitCodes.OK;
+    }
+
+    /** A record with these fields in this order: {@code record("name", n, "created", c)}. */
+    static Map<String, Object> record(Object... namesAndValues) {
+        if (namesAndValues.length % 2 != 0) {
+            throw new IllegalArgumentException("record needs name, value pairs");
+        }
+        Map<String, Object> record = new LinkedHashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            record.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        }
+        return record;
     }
 
     /** @throws CommandLine.ParameterException (exit 2) if {@code value} is blank */

@@ -1,6 +1,6 @@
 package io.hourglass.cli;
 
-import java.util.LinkedHashMap;
+import io.hourglass.client.AdminClient;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -34,11 +34,12 @@ final class GrantCommand implements Callable<Integer> {
     }
 
     private static Map<String, Object> record(String principal, String permission, String resource) {
-        Map<String, Object> record = new LinkedHashMap<>();
-        record.put("principal", principal);
-        record.put("permission", permission);
-        record.put("resource", resource);
-        return record;
+        return AdminSupport.record("principal", principal, "permission", permission, "resource", resource);
+    }
+
+    /** An admin call changing one grant. */
+    private interface GrantChange {
+        void apply(AdminClient admin, String principal, String permission, String resource);
     }
 
     /** PRINCIPAL PERMISSION RESOURCE, shared by add and revoke. */
@@ -52,10 +53,15 @@ final class GrantCommand implements Callable<Integer> {
         @Parameters(index = "2", paramLabel = "RESOURCE", description = "A topic or room name, or a prefix ending in *.")
         String resource;
 
-        void require(CommandSpec spec) {
+        /** Checks the three, makes the change and prints the grant. */
+        int change(GrantCommand parent, CommandSpec spec, GrantChange change) {
             AdminSupport.require(spec, "PRINCIPAL", principal);
             AdminSupport.require(spec, "PERMISSION", permission);
             AdminSupport.require(spec, "RESOURCE", resource);
+            return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
+                change.apply(admin, principal, permission, resource);
+                return List.of(record(principal, permission.toLowerCase(), resource));
+            });
         }
     }
 
@@ -73,11 +79,7 @@ final class GrantCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            grant.require(spec);
-            return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
-                admin.addGrant(grant.principal, grant.permission, grant.resource);
-                return List.of(record(grant.principal, grant.permission.toLowerCase(), grant.resource));
-            });
+            return grant.change(parent, spec, AdminClient::addGrant);
         }
     }
 
@@ -95,11 +97,7 @@ final class GrantCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            grant.require(spec);
-            return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
-                admin.revokeGrant(grant.principal, grant.permission, grant.resource);
-                return List.of(record(grant.principal, grant.permission.toLowerCase(), grant.resource));
-            });
+            return grant.change(parent, spec, AdminClient::revokeGrant);
         }
     }
 

@@ -6,7 +6,6 @@ import io.hourglass.client.ServerAddress;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -172,7 +171,7 @@ public final class HourglassCommand implements Callable<Integer> {
         String bearer = token;
         if (tokenFile != null) {
             try {
-                bearer = Files.readAllLines(tokenFile).stream().findFirst().orElse("");
+                bearer = ClientCredentials.readTokenFile(tokenFile);
             } catch (IOException e) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--token-file: cannot read " + tokenFile
                         + " (" + e.getMessage() + ")");

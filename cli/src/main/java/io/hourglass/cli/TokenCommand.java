@@ -1,6 +1,5 @@
 package io.hourglass.cli;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -49,10 +48,7 @@ final class TokenCommand implements Callable<Integer> {
             AdminSupport.require(spec, "NAME", name);
             return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
                 String token = admin.createToken(name);
-                Map<String, Object> record = new LinkedHashMap<>();
-                record.put("name", name);
-                record.put("token", token);
-                return List.of(record);
+                return List.of(AdminSupport.record("name", name, "token", token));
             });
         }
     }
@@ -71,10 +67,7 @@ final class TokenCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             return AdminSupport.print(parent.root, spec, COLUMNS, admin -> admin.listTokens().stream().map(t -> {
-                Map<String, Object> record = new LinkedHashMap<>();
-                record.put("name", t.getName());
-                record.put("created", t.getCreatedAtMs());
-                return record;
+                return AdminSupport.record("name", t.getName(), "created", t.getCreatedAtMs());
             }).toList());
         }
     }
@@ -98,10 +91,7 @@ final class TokenCommand implements Callable<Integer> {
             AdminSupport.require(spec, "NAME", name);
             return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
                 admin.revokeToken(name);
-                Map<String, Object> record = new LinkedHashMap<>();
-                record.put("name", name);
-                record.put("revoked", true);
-                return List.of(record);
+                return List.of(AdminSupport.record("name", name, "revoked", true));
             });
         }
     }
@@ -123,10 +113,8 @@ final class TokenCommand implements Callable<Integer> {
         public Integer call() {
             return AdminSupport.print(parent.root, spec, COLUMNS, admin -> {
                 var who = admin.whoAmI();
-                Map<String, Object> record = new LinkedHashMap<>();
-                record.put("principal", who.getPrincipal().isEmpty() ? "-" : who.getPrincipal());
-                record.put("security", who.getSecurityEnabled() ? "on" : "off");
-                return List.of(record);
+                return List.of(AdminSupport.record("principal", who.getPrincipal().isEmpty() ? "-" : who.getPrincipal(),
+                        "security", who.getSecurityEnabled() ? "on" : "off"));
             });
         }
     }

@@ -31,6 +31,17 @@ public record ClientCredentials(boolean tls, Path caFile, Path certFile, Path ke
     private static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
+    /**
+     * The token in a token file: its first line, stripped ({@code deploy/certs.sh}'s
+     * {@code admin.token}, a file the CLI's {@code --token-file} names); empty for an empty file.
+     */
+    public static String readTokenFile(Path file) throws IOException {
+        try (java.io.BufferedReader in = java.nio.file.Files.newBufferedReader(file)) {
+            String first = in.readLine();
+            return first == null ? "" : first.strip();
+        }
+    }
+
     public ClientCredentials {
         tls = tls || caFile != null || certFile != null;
         if ((certFile == null) != (keyFile == null)) {

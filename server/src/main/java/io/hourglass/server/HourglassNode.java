@@ -184,7 +184,7 @@ public final class HourglassNode implements AutoCloseable {
 
     /** The first line of a token file, trimmed. */
     private static String readToken(java.nio.file.Path file) throws IOException {
-        String token = java.nio.file.Files.readAllLines(file).stream().findFirst().orElse("").strip();
+        String token = io.hourglass.client.ClientCredentials.readTokenFile(file);
         if (token.length() < 16) {
             throw new io.hourglass.core.config.ConfigException("security.bootstrapTokenFile " + file
                     + " must hold a token of at least 16 characters on its first line");

@@ -46,7 +46,8 @@ import org.junit.jupiter.api.Test;
  * once); {@code -Dchaos.faults=pause,kill-leader} only those kinds (labels as in the summary);
  * {@code -Dchaos.nodes=5} runs five voters instead of three; {@code -Dchaos.secure=true} turns security
  * on (TLS on every port, mutual TLS between nodes, every client with a token; certificates from
- * deploy/certs.sh); {@code -Dchaos.netns=false}
+ * deploy/certs.sh; a second, shorter run with security on runs in every build unless
+ * {@code -Dchaos.secureRun=false}); {@code -Dchaos.netns=false}
  * stays on loopback even as root; {@code -Dchaos.run=false} skips the run.
  */
 final class ChaosRunTest {
@@ -82,6 +83,25 @@ final class ChaosRunTest {
         RunSettings settings = RunSettings.fromSystemProperties();
         assertTimeoutPreemptively(RUN_BUDGET.plus(settings.minimum()), () -> run(settings),
                 () -> "chaos run exceeded its budget; seed " + settings.seed());
+    }
+
+    /**
+     * The same run with security on, in every build, over the faults that make nodes reconnect
+     * under mutual TLS: a killed leader, a cut-off leader, a wiped node fetching the checkpoint over
+     * the guarded Raft port, a node added with its certificate. Skipped when {@code -Dchaos.secure=true}
+     * already makes the run above a secure one, or with {@code -Dchaos.secureRun=false}.
+     */
+    @Test
+    void withSecurityOnTheFaultsThatReconnectNodesLeaveNoViolations() {
+        assumeFalse("false".equals(System.getProperty("chaos.run")), "the chaos run is off with -Dchaos.run=false");
+        assumeFalse("false".equals(System.getProperty("chaos.secureRun")), "off with -Dchaos.secureRun=false");
+        assumeFalse(io.hourglass.chaos.ChaosSecurity.requested(), "-Dchaos.secure=true: the run above is secure");
+        RunSettings all = RunSettings.fromSystemProperties();
+        RunSettings settings = new RunSettings(all.seed(), all.nodes(), Duration.ZERO,
+                Set.of(FaultKind.KILL_LEADER.label(), FaultKind.PARTITION_LEADER.label(), FaultKind.WIPE_NODE.label(),
+                        FaultKind.MEMBERSHIP.label()), true);
+        assertTimeoutPreemptively(RUN_BUDGET, () -> run(settings),
+                () -> "secure chaos run exceeded its budget; seed " + settings.seed());
     }
 
     private void run(RunSettings settings) throws Exception {

@@ -141,64 +141,50 @@ public final class PemTls implements Closeable {
             this.delegate = delegate;
         }
 
-        private CertificateException refused(X509Certificate[] chain, String side, CertificateException e) {
-            String subject = chain == null || chain.length == 0 ? "(none)" : chain[0].getSubjectX500Principal().getName();
-            LOG.warn("{} TLS: refused the {} certificate of {}: {}", name, side, subject, e.getMessage());
-            return e;
+        /** One check of the delegate's. */
+        private interface Check {
+            void run() throws CertificateException;
+        }
+
+        private void check(X509Certificate[] chain, String side, Check check) throws CertificateException {
+            try {
+                check.run();
+            } catch (CertificateException e) {
+                String subject = chain == null || chain.length == 0 ? "(none)"
+                        : chain[0].getSubjectX500Principal().getName();
+                LOG.warn("{} TLS: refused the {} certificate of {}: {}", name, side, subject, e.getMessage());
+                throw e;
+            }
         }
 
         @Override
         public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            try {
-                delegate.checkClientTrusted(chain, authType, socket);
-            } catch (CertificateException e) {
-                throw refused(chain, "client", e);
-            }
+            check(chain, "client", () -> delegate.checkClientTrusted(chain, authType, socket));
         }
 
         @Override
         public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            try {
-                delegate.checkClientTrusted(chain, authType, engine);
-            } catch (CertificateException e) {
-                throw refused(chain, "client", e);
-            }
+            check(chain, "client", () -> delegate.checkClientTrusted(chain, authType, engine));
         }
 
         @Override
         public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            try {
-                delegate.checkClientTrusted(chain, authType);
-            } catch (CertificateException e) {
-                throw refused(chain, "client", e);
-            }
+            check(chain, "client", () -> delegate.checkClientTrusted(chain, authType));
         }
 
         @Override
         public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
-            try {
-                delegate.checkServerTrusted(chain, authType, socket);
-            } catch (CertificateException e) {
-                throw refused(chain, "server", e);
-            }
+            check(chain, "server", () -> delegate.checkServerTrusted(chain, authType, socket));
         }
 
         @Override
         public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
-            try {
-                delegate.checkServerTrusted(chain, authType, engine);
-            } catch (CertificateException e) {
-                throw refused(chain, "server", e);
-            }
+            check(chain, "server", () -> delegate.checkServerTrusted(chain, authType, engine));
         }
 
         @Override
         public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-            try {
-                delegate.checkServerTrusted(chain, authType);
-            } catch (CertificateException e) {
-                throw refused(chain, "server", e);
-            }
+            check(chain, "server", () -> delegate.checkServerTrusted(chain, authType));
         }
 
         @Override

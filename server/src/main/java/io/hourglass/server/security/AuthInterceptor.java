@@ -23,9 +23,11 @@ import io.hourglass.core.security.AccessControl;
 import io.hourglass.core.security.Permission;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
@@ -94,8 +96,25 @@ public final class AuthInterceptor implements ServerInterceptor {
         this.counters = counters;
     }
 
+    /** The topics of a publish request, each once; a batch is almost always of one topic. */
     private static List<String> publishTopics(Object m) {
-        return ((PublishRequest) m).getMessagesList().stream().map(PublishMessage::getTopic).distinct().toList();
+        List<PublishMessage> messages = ((PublishRequest) m).getMessagesList();
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        String first = messages.get(0).getTopic();
+        Set<String> others = null;
+        for (int i = 1; i < messages.size(); i++) {
+            String topic = messages.get(i).getTopic();
+            if (!topic.equals(first)) {
+                if (others == null) {
+                    others = new LinkedHashSet<>();
+                    others.add(first);
+                }
+                others.add(topic);
+            }
+        }
+        return others == null ? List.of(first) : List.copyOf(others);
     }
 
     @Override

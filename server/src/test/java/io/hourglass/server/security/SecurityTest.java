@@ -294,7 +294,7 @@ class SecurityTest {
 
     @Test
     void httpsMetricsNeedATokenAndTheProbesDoNot() throws Exception {
-        HttpClient http = HttpClient.newBuilder().sslContext(trusting(certs.ca())).build();
+        HttpClient http = HttpClient.newBuilder().sslContext(TestCertificates.trusting(certs.ca())).build();
         String base = "https://127.0.0.1:" + cluster.node(1).httpPort();
         assertEquals(401, http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).statusCode());
@@ -304,19 +304,6 @@ class SecurityTest {
         assertTrue(metrics.body().contains("hourglass_security_refused_total"), "refusals are counted");
         assertEquals(200, http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
                 HttpResponse.BodyHandlers.ofString()).statusCode());
-    }
-
-    private static SSLContext trusting(Path ca) throws Exception {
-        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-        ks.load(null, null);
-        try (InputStream in = Files.newInputStream(ca)) {
-            ks.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
-        return ctx;
     }
 
     @Test
