@@ -99,6 +99,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /** The peer mTLS material, or null for plain text. */
     private final PemTls peerTls;
     private final PeerPortGuard peerGuard;
+    private final LeaderExitWatch leaderExit;
     /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
     private final Parameters parameters;
 
@@ -148,8 +149,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         // With peer TLS, PeerPortGuard takes over the port's TLS so a caller presenting no certificate
         // is refused and logged by address, not dropped silently inside the handshake.
         this.peerGuard = new PeerPortGuard(config.nodeId(), System::currentTimeMillis);
+        this.leaderExit = new LeaderExitWatch(config.nodeId(), this::raftServer, GROUP_ID, this::raftAddressOf,
+                config.leaderExitStagger());
         GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> {
-            NettyServerBuilder b = peerTls == null ? builder : peerGuard.apply(builder, peerTls);
+            NettyServerBuilder b = (peerTls == null ? builder : peerGuard.apply(builder, peerTls))
+                    .addTransportFilter(leaderExit);
             return types.contains(GrpcServices.Type.SERVER) ? b.addService(checkpointServer.definition()) : b;
         });
         this.server = RaftServer.newBuilder()
@@ -259,6 +263,16 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /** Step-downs this node asked of a leader that kept sending past its log's end (see {@link LostLogWatch}). */
     public long lostLogStepDownRequests() {
         return lostLogWatch.asks();
+    }
+
+    /** The Raft server (for watches made before it). */
+    private RaftServer raftServer() {
+        return server;
+    }
+
+    /** Elections this node started at once because its leader's process was gone ({@link LeaderExitWatch}). */
+    public long leaderExitElections() {
+        return leaderExit.elections();
     }
 
     /** Calls the Raft port refused because the caller presented no peer certificate ({@link PeerPortGuard}). */
@@ -442,6 +456,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public void close() throws IOException {
         closing.set(true);
         watchExecutor.shutdownNow();
+        leaderExit.close();
         try {
             client.close();
         } finally {

@@ -40,13 +40,16 @@ final class RatisSettings {
         return p;
     }
 
+    /** Sleep between two attempts of a forwarded proposal: short, since a failover takes ~100 ms. */
+    static final long RETRY_SLEEP_MS = 50;
+
     /**
-     * Bounded and sleeping (Ratis' default retries forever without sleeping); a refusal by the
-     * state machine is final, retrying it cannot help.
+     * Bounded and sleeping (Ratis' default retries forever without sleeping), for as long as
+     * {@code raft.requestTimeout}; a refusal by the state machine is final, retrying it cannot help.
      */
     static RetryPolicy retryPolicy(RaftConfig config) {
         RetryPolicy transientFailures = RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                Math.max(1, (int) (config.requestTimeout().toMillis() / 200)), millis(200));
+                Math.max(1, (int) (config.requestTimeout().toMillis() / RETRY_SLEEP_MS)), millis(RETRY_SLEEP_MS));
         return ExceptionDependentRetry.newBuilder()
                 .setExceptionToPolicy(StateMachineException.class, RetryPolicies.noRetry())
                 .setDefaultPolicy(transientFailures)

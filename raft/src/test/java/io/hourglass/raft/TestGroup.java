@@ -32,9 +32,16 @@ final class TestGroup implements AutoCloseable {
     private final String peers;
     private final Map<String, RaftNode> nodes = new LinkedHashMap<>();
     private final Map<String, EventStore> stores = new HashMap<>();
+    private final Map<String, String> settings;
 
     TestGroup(Path dir, List<String> ids) {
+        this(dir, ids, Map.of());
+    }
+
+    /** @param settings more configuration of every node (raft.* keys) */
+    TestGroup(Path dir, List<String> ids, Map<String, String> settings) {
         this.dir = dir;
+        this.settings = Map.copyOf(settings);
         ids.forEach(id -> ports.put(id, TestPorts.next()));
         peers = ports.entrySet().stream()
                 .map(e -> e.getKey() + "=127.0.0.1:" + e.getValue() + ":7070").collect(Collectors.joining(","));
@@ -56,8 +63,9 @@ final class TestGroup implements AutoCloseable {
         Path home = dir.resolve(id);
         EventStore store = EventStore.open(home.resolve("db"));
         stores.put(id, store);
-        RaftConfig config = RaftConfig.from(new Settings(Map.of("node.id", id, "cluster.peers", peers,
-                "raft.port", Integer.toString(ports.get(id)))), home, 7070);
+        Map<String, String> all = new HashMap<>(settings);
+        all.putAll(Map.of("node.id", id, "cluster.peers", peers, "raft.port", Integer.toString(ports.get(id))));
+        RaftConfig config = RaftConfig.from(new Settings(all), home, 7070);
         RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 1 << 20,
                 ProposalObserver.NONE);
         nodes.put(id, node);
@@ -74,6 +82,10 @@ final class TestGroup implements AutoCloseable {
         if (store != null) {
             store.close();
         }
+    }
+
+    int port(String id) {
+        return ports.get(id);
     }
 
     RaftNode node(String id) {

@@ -94,6 +94,9 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft, RaftNode::lostLogStepDownRequests)
                 .description("Step-downs this node asked of a leader that appended nothing past its log's end "
                         + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
+        FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft, RaftNode::leaderExitElections)
+                .description("Elections this node started at once because its leader's process was gone "
+                        + "(raft.leaderExitStagger)").register(registry);
         FunctionCounter.builder("hourglass.security.refused", raft, RaftNode::refusedPeerCalls)
                 .tag("reason", "no_peer_certificate")
                 .description("Calls the Raft port refused: the caller presented no certificate").register(registry);

@@ -57,6 +57,13 @@ public final class RaftKeys {
                     + "`hourglass_raft_lost_log_step_down_requests_total`): the leader still counts on a log the "
                     + "node no longer has (its data directory was wiped and it restarted under the same id), and "
                     + "the next leader starts from the log's real end.");
+    public static final ConfigKey<Duration> LEADER_EXIT_STAGGER = ConfigKey.duration(
+            "raft.leaderExitStagger", "300ms", "0ms",
+            "When a connection from the leader closes and the leader's Raft port then refuses connections (its "
+                    + "process is gone: killed, crashed, stopped), the followers start an election at once instead of "
+                    + "after the election timeout, in the order of their ids and this far apart, each only if no new "
+                    + "leader has appeared by then (two at once would split the vote). A paused or cut-off leader "
+                    + "refuses nothing and is left to the timeout. 0 turns it off.");
     public static final ConfigKey<Integer> MAX_CHECKPOINT_DOWNLOADS = ConfigKey.integer(
             "raft.maxCheckpointDownloads", 2, 1, 64,
             "Store checkpoints this node serves at once to followers too far behind its log; they are downloaded "
@@ -72,7 +79,7 @@ public final class RaftKeys {
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
 
     private RaftKeys() {
     }
@@ -82,7 +89,8 @@ public final class RaftKeys {
         return new RaftConfig(nodeId, RaftConfig.parsePeers(PEERS.read(s)), PORT.read(s), dataDir.resolve("ratis"),
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
-                FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
+                FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
+                dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
                 JOIN.read(s), peerTls);
     }
 }

@@ -1,0 +1,73 @@
+package io.hourglass.raft;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A real 3-node group whose election timeout (8–9 s) is far longer than the test waits: when the
+ * leader's process is gone (its Raft server closed, its port closed), a follower elects a new
+ * leader at once; when only some connection into a follower closes while the leader lives, nobody
+ * starts an election.
+ */
+@Timeout(120)
+class LeaderExitWatchTest {
+    private static final Map<String, String> SLOW_ELECTIONS = Map.of("raft.electionTimeoutMin", "8s",
+            "raft.electionTimeoutMax", "9s", "raft.leaderExitStagger", "300ms");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aGoneLeaderIsReplacedLongBeforeTheElectionTimeout() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            for (int i = 0; i < 20; i++) {
+                TestGroup.put(leader, "m" + i).get();
+            }
+            String gone = group.nodes().entrySet().stream().filter(e -> e.getValue() == leader).findFirst()
+                    .orElseThrow().getKey();
+            long killedAt = System.nanoTime();
+            group.close(gone);
+            await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> group.nodes().values().stream().anyMatch(RaftNode::isLeader));
+            long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
+            assertTrue(tookMs < 6_000, "a new leader after " + tookMs + " ms, before the 8 s election timeout");
+            long forced = group.nodes().values().stream().mapToLong(RaftNode::leaderExitElections).sum();
+            assertEquals(1, forced, "one follower started the election, the other waited and saw it win");
+            RaftNode next = group.nodes().values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
+            TestGroup.put(next, "after").get(); // the new leader commits with the remaining follower
+            System.out.println("LeaderExitWatchTest: new leader " + tookMs + " ms after the old one's port closed");
+        }
+    }
+
+    @Test
+    void aConnectionClosingWhileTheLeaderLivesStartsNoElection() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            TestGroup.put(leader, "m").get();
+            for (String id : group.nodes().keySet()) {
+                if (group.node(id) != leader) {
+                    for (int i = 0; i < 3; i++) {
+                        try (Socket s = new Socket()) {
+                            s.connect(new InetSocketAddress("127.0.0.1", group.port(id)), 1_000);
+                        }
+                    }
+                }
+            }
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
+                    .until(() -> leader.isLeader() && group.nodes().values().stream()
+                            .mapToLong(RaftNode::leaderExitElections).sum() == 0);
+        }
+    }
+}
