@@ -65,6 +65,49 @@ final class GroupView {
     }
 
     /**
+     * Why this node could not get a proposal committed at this moment, or null when it can: a
+     * leader that has heard from no majority (itself included) within {@code boundMs}, a follower
+     * that knows no leader or has heard from none within {@code boundMs} (see {@link ContactGuard}).
+     */
+    String outOfTouch(long boundMs) {
+        try {
+            var info = server.getDivision(RaftNode.GROUP_ID).getInfo();
+            if (info.isLeader()) {
+                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+                long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < boundMs).count();
+                return (fresh + 1) * 2 > followers.size() + 1 ? null : "leading, but only " + (fresh + 1) + " of "
+                        + (followers.size() + 1) + " voters answered within " + boundMs + " ms";
+            }
+            RaftPeerId leader = info.getLeaderId();
+            if (leader == null) {
+                return "no leader known";
+            }
+            long contact = leaderContactMs(info);
+            return contact < boundMs ? null : "no append from leader " + leader + " for " + contact + " ms";
+        } catch (IOException e) {
+            return "raft group not open";
+        }
+    }
+
+    /**
+     * Whether a majority of the voters, this node included, accept a TCP connection on their Raft
+     * ports (all asked at once, for at most {@code timeoutMs}): a node that cannot reach one is the
+     * one cut off (see {@link ContactGuard}).
+     */
+    boolean majorityReachable(int timeoutMs) {
+        try {
+            var peers = server.getDivision(RaftNode.GROUP_ID).getRaftConf().getCurrentPeers();
+            int needed = peers.size() / 2 + 1;
+            var others = peers.stream().filter(p -> !p.getId().equals(server.getId()))
+                    .map(org.apache.ratis.protocol.RaftPeer::getAddress).toList();
+            int self = others.size() < peers.size() ? 1 : 0;
+            return self >= needed || self + TcpProbe.accepting(others, needed - self, timeoutMs) >= needed;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
      * Ready to serve: a leader when {@code leaderReady} (it applied everything before its term), a
      * follower once it knows a leader it heard from lately and has applied all but at most
      * {@link #READY_MAX_LAG} of the entries the <em>leader</em> reports committed; once ready, it

@@ -1,9 +1,6 @@
 package io.hourglass.raft;
 
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -130,7 +127,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             return false;
         }
         String address = raftAddressOf.apply(leader.toString());
-        if (address == null || !refuses(address)) {
+        if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
             return false;
         }
         List<String> order = division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
@@ -167,24 +164,5 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
                     leader);
         }
         return false;
-    }
-
-    /** Whether nothing listens at {@code host:port}: a connection attempt is refused outright. */
-    private static boolean refuses(String address) {
-        int colon = address.lastIndexOf(':');
-        if (colon < 0) {
-            return false;
-        }
-        InetSocketAddress target = new InetSocketAddress(address.substring(0, colon),
-                Integer.parseInt(address.substring(colon + 1)));
-        try (Socket socket = new Socket()) {
-            socket.connect(target, CONNECT_TIMEOUT_MS);
-            return false;
-        } catch (ConnectException e) {
-            // ECONNREFUSED; ConnectException also reports a kernel connect timeout, which is not "gone"
-            return e.getMessage() != null && e.getMessage().contains("refused");
-        } catch (IOException e) {
-            return false; // timed out, unreachable: maybe paused or cut off, not gone
-        }
     }
 }

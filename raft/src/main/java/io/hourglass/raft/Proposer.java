@@ -35,12 +35,13 @@ final class Proposer {
     private final Duration requestTimeout;
     private final Function<String, String> grpcAddressOf;
     private final ProposalObserver observer;
+    private final ContactGuard contact;
     /** The client id of proposals this node hands to its own division while it leads. */
     private final ClientId directClientId = ClientId.randomId();
     private final AtomicLong directCallIds = new AtomicLong();
 
     Proposer(RaftServer server, RaftClient client, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
-             Function<String, String> grpcAddressOf, ProposalObserver observer) {
+             Function<String, String> grpcAddressOf, ProposalObserver observer, ContactGuard contact) {
         this.server = server;
         this.client = client;
         this.selfId = selfId;
@@ -48,6 +49,7 @@ final class Proposer {
         this.requestTimeout = requestTimeout;
         this.grpcAddressOf = grpcAddressOf;
         this.observer = observer;
+        this.contact = contact;
     }
 
     /**
@@ -63,12 +65,16 @@ final class Proposer {
             return CompletableFuture.failedFuture(new InvalidRequestException("command of " + command.getSerializedSize()
                     + " bytes exceeds the entry limit of " + maxEntryBytes));
         }
+        UnavailableException cutOff = contact.refusal();
+        if (cutOff != null) {
+            return CompletableFuture.failedFuture(cutOff);
+        }
         Message message = Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(command.toByteArray()));
         CompletableFuture<RaftClientReply> sent = leads ? submitToOwnDivision(message) : null;
         if (sent == null) {
             sent = client.async().send(message);
         }
-        return sent
+        return contact.track(sent)
                 // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
                 .orTimeout(requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .handle((reply, error) -> {
@@ -136,6 +142,9 @@ final class Proposer {
         if (e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException nle) {
             return new NotLeaderException(nle.getSuggestedLeader() == null ? null
                     : grpcAddressOf.apply(nle.getSuggestedLeader().getId().toString()));
+        }
+        if (e instanceof UnavailableException u) {
+            return u; // ContactGuard: this node is cut off
         }
         return new UnavailableException("replication did not complete: " + e, e);
     }

@@ -100,6 +100,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final PemTls peerTls;
     private final PeerPortGuard peerGuard;
     private final LeaderExitWatch leaderExit;
+    private final ContactGuard contact;
     /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
     private final Parameters parameters;
 
@@ -173,10 +174,17 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setParameters(parameters)
                 .setRetryPolicy(RatisSettings.retryPolicy(config))
                 .build();
-        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
-                proposals);
-        this.membership = new Membership(config.nodeId(), server, client);
         this.view = new GroupView(config, server);
+        // A node without an answer from its leader (or, leading, from a majority) for 1/4 of the
+        // minimum election timeout, for another 9/20 of it, probes the voters for 1/10 of it: about
+        // 0.8 s with the defaults before a cut-off node refuses (see ContactGuard).
+        long timeoutMin = config.electionTimeoutMin().toMillis();
+        int probeMs = (int) Math.max(50, timeoutMin / 10);
+        this.contact = new ContactGuard(config.nodeId(), () -> view.outOfTouch(timeoutMin / 4),
+                () -> view.majorityReachable(probeMs), Duration.ofMillis(timeoutMin * 9 / 20), System::nanoTime, true);
+        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
+                proposals, contact);
+        this.membership = new Membership(config.nodeId(), server, client);
     }
 
     /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
@@ -197,6 +205,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         long every = Math.max(100, Math.min(1_000,
                 Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
         watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
+        contact.start();
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
     }
@@ -457,6 +466,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         closing.set(true);
         watchExecutor.shutdownNow();
         leaderExit.close();
+        contact.close();
         try {
             client.close();
         } finally {

@@ -14,16 +14,16 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A producer whose first server is a follower cut off from the others (the producer still reaches
- * every node) still publishes while the partition holds: the follower's forwarded proposal fails
- * after {@code raft.requestTimeout} (its connection to the leader hangs rather than breaks), it
- * answers UNAVAILABLE, and the client publishes through another server. Needs root and network
- * namespaces; skipped otherwise. Prints {@code CUT_OFF_PUBLISH_MS} (measured 5.3 s: the request
- * timeout; a shorter per-attempt timeout for forwarded proposals would cut it).
+ * every node) publishes through another server within about a second: the follower's connection
+ * to the leader hangs rather than breaks, but once it has heard from no leader for about 7/10 of
+ * {@code raft.electionTimeoutMin} and reaches no majority of the voters, its {@code ContactGuard}
+ * fails the waiting proposal with UNAVAILABLE, and the client moves on. Needs root and network namespaces; skipped otherwise.
+ * Prints {@code CUT_OFF_PUBLISH_MS} (5.3 s before the guard: the request timeout).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CutOffNodePublishTest {
-    /** Longer than the partition could need: the publish must succeed while it still holds. */
-    private static final Duration PARTITION = Duration.ofSeconds(30);
+    /** About 0.8 s to notice, then one publish elsewhere; 3 s allows for a busy 2-core machine. */
+    private static final Duration THROUGH_ANOTHER_SERVER_WITHIN = Duration.ofSeconds(3);
 
     @Test
     void aPublishThroughACutOffFollowerSucceedsThroughAnotherServerWhileThePartitionHolds() {
@@ -40,7 +40,7 @@ class CutOffNodePublishTest {
                 client.publish(Message.of("cut-off", "during"));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 System.out.println("CUT_OFF_PUBLISH_MS " + ms + " (first server " + follower.nodeId() + " cut off)");
-                assertTrue(ms < PARTITION.toMillis(), "the publish took " + ms + " ms, longer than the partition may last");
+                assertTrue(ms < THROUGH_ANOTHER_SERVER_WITHIN.toMillis(), "the publish took " + ms + " ms");
                 cluster.network().orElseThrow().healAll();
             }
         }

@@ -1,0 +1,131 @@
+package io.hourglass.raft;
+
+import io.hourglass.core.UnavailableException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fails proposals fast on a node that is cut off, so that its clients publish through another
+ * server within a second instead of after {@code raft.requestTimeout}.
+ *
+ * <p>A node is <em>in touch</em> while it leads and a majority (itself included) answered within
+ * {@code bound}, or follows a leader it heard from within {@code bound}. Once it has been out of
+ * touch for longer than {@code bound}, it checks whether it can reach a majority of the voters at
+ * all (a TCP connection to their Raft ports, itself counted): if it can, a new leader is on its way
+ * (the old one is paused, or gone) and proposals keep waiting for it; if it cannot, it is the one
+ * cut off, so every proposal waiting on it fails with UNAVAILABLE (its connection to the leader may
+ * hang for as long as the partition lasts) and new ones fail at once, until it is in touch again. A proposal failed this way may still commit if the partition heals;
+ * that is no different from one that timed out, and the producer-id dedup makes the client's retry
+ * through another server safe. A failover (about 100 ms when the leader's process died) stays well
+ * inside {@code bound}, so proposals made meanwhile wait for the new leader instead of failing.
+ */
+final class ContactGuard implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ContactGuard.class);
+    static final long TICK_MS = 100;
+
+    private final String nodeId;
+    private final Supplier<String> outOfTouchNow;
+    private final BooleanSupplier majorityReachable;
+    private final long boundNanos;
+    private final LongSupplier nanoTime;
+    private final Set<CompletableFuture<?>> pending = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService ticker;
+    private volatile long lastInTouch;
+    /** Why proposals fail at once, or null while in touch. */
+    private volatile String refusal;
+
+    /**
+     * @param outOfTouchNow why this node is not in touch at this moment (see above), or null
+     * @param majorityReachable whether a majority of the voters, this node included, accept a TCP
+     *        connection on their Raft ports (asked only while out of touch past the bound)
+     */
+    ContactGuard(String nodeId, Supplier<String> outOfTouchNow, BooleanSupplier majorityReachable, Duration bound,
+                 LongSupplier nanoTime, boolean tick) {
+        this.nodeId = nodeId;
+        this.outOfTouchNow = outOfTouchNow;
+        this.majorityReachable = majorityReachable;
+        this.boundNanos = bound.toNanos();
+        this.nanoTime = nanoTime;
+        this.lastInTouch = nanoTime.getAsLong();
+        this.ticker = tick ? Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hourglass-contact-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        }) : null;
+    }
+
+    void start() {
+        if (ticker != null) {
+            ticker.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Null when a proposal may go ahead, else the UNAVAILABLE it fails with at once. */
+    UnavailableException refusal() {
+        String r = refusal;
+        return r == null ? null : new UnavailableException(r, null);
+    }
+
+    /** Tracks {@code proposal} until it completes, so that a cut-off node can fail it. */
+    <T> CompletableFuture<T> track(CompletableFuture<T> proposal) {
+        pending.add(proposal);
+        proposal.whenComplete((r, e) -> pending.remove(proposal));
+        return proposal;
+    }
+
+    /** One look: the ticker thread, or a test. */
+    void tick() {
+        try {
+            String why = outOfTouchNow.get();
+            long now = nanoTime.getAsLong();
+            if (why == null) {
+                lastInTouch = now;
+                if (refusal != null) {
+                    LOG.info("{}: in touch with a quorum again; proposals go ahead", nodeId);
+                    refusal = null;
+                }
+                return;
+            }
+            long outMs = (now - lastInTouch) / 1_000_000;
+            if (now - lastInTouch <= boundNanos) {
+                return;
+            }
+            if (majorityReachable.getAsBoolean()) {
+                if (refusal != null) {
+                    LOG.info("{}: a majority is reachable again; proposals wait for the leader", nodeId);
+                    refusal = null;
+                }
+                return; // an election will give the reachable majority a leader: wait for it
+            }
+            String text = nodeId + " is cut off (" + why + " for " + outMs
+                    + " ms, and it reaches no majority of the voters): try another server";
+            if (refusal == null) {
+                LOG.warn("{}: out of touch for {} ms ({}): failing {} waiting proposals and refusing new ones",
+                        nodeId, outMs, why, pending.size());
+            }
+            refusal = text;
+            for (CompletableFuture<?> p : pending) {
+                p.completeExceptionally(new UnavailableException(text, null));
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("{}: contact check failed", nodeId, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (ticker != null) {
+            ticker.shutdownNow();
+        }
+    }
+}
