@@ -41,6 +41,7 @@ final class ContactGuard implements AutoCloseable {
     private final Set<CompletableFuture<?>> pending = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService ticker;
     private volatile long lastInTouch;
+    private volatile boolean everInTouch;
     /** Why proposals fail at once, or null while in touch. */
     private volatile String refusal;
 
@@ -90,6 +91,7 @@ final class ContactGuard implements AutoCloseable {
             long now = nanoTime.getAsLong();
             if (why == null) {
                 lastInTouch = now;
+                everInTouch = true;
                 if (refusal != null) {
                     LOG.info("{}: in touch with a quorum again; proposals go ahead", nodeId);
                     refusal = null;
@@ -110,8 +112,13 @@ final class ContactGuard implements AutoCloseable {
             String text = nodeId + " is cut off (" + why + " for " + outMs
                     + " ms, and it reaches no majority of the voters): try another server";
             if (refusal == null) {
-                LOG.warn("{}: out of touch for {} ms ({}): failing {} waiting proposals and refusing new ones",
-                        nodeId, outMs, why, pending.size());
+                // Before its first contact (a cold start, the others not up yet) this is no news.
+                if (everInTouch) {
+                    LOG.warn("{}: out of touch for {} ms ({}) and no majority reachable: failing {} waiting "
+                            + "proposals and refusing new ones", nodeId, outMs, why, pending.size());
+                } else {
+                    LOG.info("{}: no quorum reachable yet ({}): refusing proposals until there is", nodeId, why);
+                }
             }
             refusal = text;
             for (CompletableFuture<?> p : pending) {

@@ -7,6 +7,7 @@ import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.exceptions.StateMachineException;
 import org.apache.ratis.retry.ExceptionDependentRetry;
+import org.apache.ratis.retry.ExponentialBackoffRetry;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.server.RaftServerConfigKeys;
@@ -40,16 +41,22 @@ final class RatisSettings {
         return p;
     }
 
-    /** Sleep between two attempts of a forwarded proposal: short, since a failover takes ~100 ms. */
-    static final long RETRY_SLEEP_MS = 50;
+    /** First sleep between two attempts of a forwarded proposal: short, since a failover takes ~100 ms. */
+    static final long RETRY_FIRST_SLEEP_MS = 10;
+    /** Longest sleep between two attempts, once a failover takes longer (no quorum, an election). */
+    static final long RETRY_MAX_SLEEP_MS = 200;
 
     /**
-     * Bounded and sleeping (Ratis' default retries forever without sleeping), for as long as
-     * {@code raft.requestTimeout}; a refusal by the state machine is final, retrying it cannot help.
+     * Bounded and sleeping (Ratis' default retries forever without sleeping): 10 ms, doubling up to
+     * 200 ms, for as long as {@code raft.requestTimeout}; a refusal by the state machine is final,
+     * retrying it cannot help.
      */
     static RetryPolicy retryPolicy(RaftConfig config) {
-        RetryPolicy transientFailures = RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-                Math.max(1, (int) (config.requestTimeout().toMillis() / RETRY_SLEEP_MS)), millis(RETRY_SLEEP_MS));
+        RetryPolicy transientFailures = ExponentialBackoffRetry.newBuilder()
+                .setBaseSleepTime(millis(RETRY_FIRST_SLEEP_MS))
+                .setMaxSleepTime(millis(RETRY_MAX_SLEEP_MS))
+                .setMaxAttempts(Math.max(1, (int) (config.requestTimeout().toMillis() / RETRY_FIRST_SLEEP_MS)))
+                .build();
         return ExceptionDependentRetry.newBuilder()
                 .setExceptionToPolicy(StateMachineException.class, RetryPolicies.noRetry())
                 .setDefaultPolicy(transientFailures)

@@ -64,6 +64,12 @@ public final class RaftKeys {
                     + "after the election timeout, in the order of their ids and this far apart, each only if no new "
                     + "leader has appeared by then (two at once would split the vote). A paused or cut-off leader "
                     + "refuses nothing and is left to the timeout. 0 turns it off.");
+    public static final ConfigKey<Duration> HAND_OVER_TIMEOUT = ConfigKey.duration(
+            "raft.handOverTimeout", "3s", "0ms",
+            "A leader shutting down (SIGTERM, a rolling restart) first transfers its leadership to its most "
+                    + "caught-up follower, which is elected at once, and waits at most this long for it; a publish "
+                    + "waiting meanwhile is retried by the client against the new leader. 0 turns it off (the "
+                    + "followers then elect a new leader once the old one's port closes).");
     public static final ConfigKey<Integer> MAX_CHECKPOINT_DOWNLOADS = ConfigKey.integer(
             "raft.maxCheckpointDownloads", 2, 1, 64,
             "Store checkpoints this node serves at once to followers too far behind its log; they are downloaded "
@@ -79,7 +85,7 @@ public final class RaftKeys {
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
 
     private RaftKeys() {
     }
@@ -90,7 +96,7 @@ public final class RaftKeys {
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
-                dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
+                HAND_OVER_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
                 JOIN.read(s), peerTls);
     }
 }
