@@ -274,32 +274,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return lostLogWatch.asks();
     }
 
-    /**
-     * A leader about to close transfers its leadership to its most caught-up follower first
-     * ({@code raft.handOverTimeout}), among those that answered within the minimum election
-     * timeout, so the group has a new leader the moment this one stops, without waiting for an
-     * election timeout or even for its port to close.
-     */
+    /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
     private void handOver() {
-        if (config.handOverTimeout().isZero() || closing.get() || !isLeader()) {
-            return;
-        }
-        Status s = status();
-        long fresh = config.electionTimeoutMin().toMillis();
-        String to = s.followerMatchIndex().entrySet().stream()
-                .filter(e -> s.followerLastContactMs().getOrDefault(e.getKey(), Long.MAX_VALUE) < fresh)
-                .max(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(null);
-        if (to == null) {
-            return;
-        }
-        long start = System.nanoTime();
-        try {
-            membership.transferLeadership(to, config.handOverTimeout());
-            LOG.info("{}: closing: handed leadership over to {} in {} ms", config.nodeId(), to,
-                    (System.nanoTime() - start) / 1_000_000);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: closing: could not hand leadership over to {} ({}); the followers will elect one",
-                    config.nodeId(), to, e.toString());
+        if (!config.handOverTimeout().isZero() && !closing.get() && isLeader()) {
+            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout());
         }
     }
 
