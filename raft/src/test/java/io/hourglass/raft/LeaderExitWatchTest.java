@@ -22,8 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(120)
 class LeaderExitWatchTest {
+    /** Slow elections, and no hand-over on close: closing the leader stands in for kill -9. */
     private static final Map<String, String> SLOW_ELECTIONS = Map.of("raft.electionTimeoutMin", "8s",
-            "raft.electionTimeoutMax", "9s", "raft.leaderExitStagger", "300ms");
+            "raft.electionTimeoutMax", "9s", "raft.leaderExitStagger", "300ms", "raft.handOverTimeout", "0ms");
 
     @TempDir
     Path dir;
