@@ -2,7 +2,9 @@ package io.hourglass.raft;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -43,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * next term, which the other followers grant if the candidate's log is as complete as theirs.
  *
  * <p>Two followers forcing elections at the same moment would split the vote. So the followers go
- * in the order of their ids, {@code stagger} apart, each only if the gone leader is still its leader
- * and its port still refuses by then.
+ * one by one, {@code stagger} apart, the most caught-up first ({@link #rank}), each only if the gone
+ * leader is still its leader and its port still refuses by then.
  */
 final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderExitWatch.class);
@@ -100,6 +102,37 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         }
     }
 
+    /**
+     * Commit indexes closer than this count as equal: each follower knows its own exactly and the
+     * others' only as the leader last reported them, a few entries behind.
+     */
+    static final long CAUGHT_UP_MARGIN = 64;
+
+    /**
+     * How many followers of a gone {@code leader} start their election before {@code me}: those
+     * more than {@link #CAUGHT_UP_MARGIN} entries further (by Ratis' commit infos), then, among the
+     * ones level with it, those with a smaller id. A follower behind the others would only lose.
+     * -1 when {@code me} is not a voter.
+     */
+    static int rank(String me, List<String> voters, String leader, Map<String, Long> commitIndexes) {
+        if (!voters.contains(me) || me.equals(leader)) {
+            return -1;
+        }
+        long mine = commitIndexes.getOrDefault(me, -1L);
+        int before = 0;
+        for (String other : voters) {
+            if (other.equals(me) || other.equals(leader)) {
+                continue;
+            }
+            long theirs = commitIndexes.getOrDefault(other, -1L);
+            if (theirs > mine + CAUGHT_UP_MARGIN
+                    || Math.abs(theirs - mine) <= CAUGHT_UP_MARGIN && other.compareTo(me) < 0) {
+                before++;
+            }
+        }
+        return before;
+    }
+
     /** One look, on the watch thread: {@code round} 0 when a connection closed, then once per stagger. */
     private void look(int round) {
         boolean again = false;
@@ -130,9 +163,12 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
             return false;
         }
-        List<String> order = division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
-                .map(RaftPeerId::toString).filter(id -> !id.equals(leader.toString())).sorted().toList();
-        int rank = order.indexOf(nodeId);
+        Map<String, Long> commits = new HashMap<>();
+        for (var c : division.getCommitInfos()) {
+            commits.merge(RaftPeerId.valueOf(c.getServer().getId()).toString(), c.getCommitIndex(), Math::max);
+        }
+        int rank = rank(nodeId, division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
+                .map(RaftPeerId::toString).toList(), leader.toString(), commits);
         if (rank < 0) {
             return false; // not a voter
         }

@@ -53,6 +53,20 @@ class LeaderExitWatchTest {
     }
 
     @Test
+    void theMostCaughtUpFollowerGoesFirstThenTheIds() {
+        List<String> voters = List.of("n1", "n2", "n3");
+        // n1 restarted and is 400 entries behind: n3 goes first, n1 after it
+        Map<String, Long> behind = Map.of("n1", 5587L, "n2", 5980L, "n3", 5980L);
+        assertEquals(0, LeaderExitWatch.rank("n3", voters, "n2", behind));
+        assertEquals(1, LeaderExitWatch.rank("n1", voters, "n2", behind));
+        // level within the margin, each seeing its own index a little ahead: by id, on both sides
+        assertEquals(0, LeaderExitWatch.rank("n1", voters, "n2", Map.of("n1", 1010L, "n3", 1000L)));
+        assertEquals(1, LeaderExitWatch.rank("n3", voters, "n2", Map.of("n1", 1000L, "n3", 1010L)));
+        assertEquals(-1, LeaderExitWatch.rank("n2", voters, "n2", behind), "the gone leader itself");
+        assertEquals(-1, LeaderExitWatch.rank("j1", voters, "n2", behind), "not a voter");
+    }
+
+    @Test
     void aConnectionClosingWhileTheLeaderLivesStartsNoElection() throws Exception {
         try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
