@@ -26,7 +26,7 @@ import java.util.List;
  *        node's log end yet appended nothing for this long asks it to step down (see LostLogWatch)
  * @param leaderExitStagger {@code raft.leaderExitStagger} (300ms; 0 = off): a follower seeing its leader's
  *        process gone starts an election at once, the next follower by id this much later (see LeaderExitWatch)
- * @param handOverTimeout {@code raft.handOverTimeout} (3s; 0 = off): a leader closing (SIGTERM) first
+ * @param handOverTimeout {@code raft.handOverTimeout} (0 = off, the default): a leader closing (SIGTERM) first
  *        transfers its leadership to its most caught-up follower, waiting at most this long
  * @param checkpointDir where checkpoints are made for, and downloaded from, other nodes: {@code <data dir>/checkpoints}
  * @param maxCheckpointDownloads {@code raft.maxCheckpointDownloads} (2): checkpoints this node serves at once
@@ -82,7 +82,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.followerStallTimeout", Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 s.duration("raft.lostLogTimeout", Duration.ofSeconds(5), Duration.ofSeconds(1)),
                 s.duration("raft.leaderExitStagger", Duration.ofMillis(300), Duration.ZERO),
-                s.duration("raft.handOverTimeout", Duration.ofSeconds(3), Duration.ZERO),
+                s.duration("raft.handOverTimeout", Duration.ZERO, Duration.ZERO),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")), null);
