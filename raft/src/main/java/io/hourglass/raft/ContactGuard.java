@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -58,11 +57,7 @@ final class ContactGuard implements AutoCloseable {
         this.boundNanos = bound.toNanos();
         this.nanoTime = nanoTime;
         this.lastInTouch = nanoTime.getAsLong();
-        this.ticker = tick ? Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-contact-" + nodeId);
-            t.setDaemon(true);
-            return t;
-        }) : null;
+        this.ticker = tick ? Daemons.scheduler("hourglass-contact-" + nodeId) : null;
     }
 
     void start() {

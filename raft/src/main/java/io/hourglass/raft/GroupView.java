@@ -55,13 +55,21 @@ final class GroupView {
             if (!info.isLeader()) {
                 return false;
             }
-            var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
-            long bound = config.electionTimeoutMin().toMillis() * 9 / 10;
-            long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < bound).count();
-            return (fresh + 1) * 2 > followers.size() + 1;
+            return answeredWithin(info, config.electionTimeoutMin().toMillis() * 9 / 10) == null;
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * Null when a majority of the voters (this leader counted) answered within {@code boundMs}, else
+     * how many did.
+     */
+    private static String answeredWithin(DivisionInfo info, long boundMs) {
+        var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+        long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < boundMs).count();
+        return (fresh + 1) * 2 > followers.size() + 1 ? null : "leading, but only " + (fresh + 1) + " of "
+                + (followers.size() + 1) + " voters answered within " + boundMs + " ms";
     }
 
     /**
@@ -73,10 +81,7 @@ final class GroupView {
         try {
             var info = server.getDivision(RaftNode.GROUP_ID).getInfo();
             if (info.isLeader()) {
-                var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
-                long fresh = followers.stream().filter(f -> f.getLastRpcElapsedTimeMs() < boundMs).count();
-                return (fresh + 1) * 2 > followers.size() + 1 ? null : "leading, but only " + (fresh + 1) + " of "
-                        + (followers.size() + 1) + " voters answered within " + boundMs + " ms";
+                return answeredWithin(info, boundMs);
             }
             RaftPeerId leader = info.getLeaderId();
             if (leader == null) {

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,11 +73,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         this.raftAddressOf = raftAddressOf;
         this.stagger = stagger;
         this.enabled = !stagger.isZero();
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-leader-exit-" + nodeId);
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Daemons.scheduler("hourglass-leader-exit-" + nodeId);
     }
 
     @Override

@@ -21,7 +21,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -116,11 +115,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
         this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
-        this.watchExecutor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "hourglass-follower-watch-" + config.nodeId());
-            t.setDaemon(true);
-            return t;
-        });
+        this.watchExecutor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
         List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
