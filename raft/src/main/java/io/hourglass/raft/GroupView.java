@@ -43,6 +43,15 @@ final class GroupView {
         }
     }
 
+    /** The peers of the group's current configuration (voters and listeners), or none while it cannot be read. */
+    java.util.Collection<org.apache.ratis.protocol.RaftPeer> peers() {
+        try {
+            return server.getDivision(RaftNode.GROUP_ID).getRaftConf().getAllPeers();
+        } catch (IOException e) {
+            return java.util.List.of();
+        }
+    }
+
     /**
      * A leader's lease: a majority (counting itself) answered within 90% of the minimum election
      * timeout. Each of them received an append after that answer's send time, which restarted its

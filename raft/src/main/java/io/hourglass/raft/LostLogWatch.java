@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * for as long as it leads: the node never catches up, and the cluster is one failure from losing
  * its quorum.
  *
- * <p>This node sees it from its side. While a leader it hears from appended nothing to this
+ * <p>This node sees it from its side. While a leader it hears from (within {@link #CONTACT_FACTOR}
+ * timeouts) appended nothing to this
  * node's log for {@code timeout} and no checkpoint is being installed, it is <em>suspect</em>:
  * RaftNode then asks that leader for its commit indexes (at most once per timeout; an idle healthy
  * follower looks the same until that answer). If the leader has committed past the end of this
@@ -35,6 +36,13 @@ final class LostLogWatch {
     static final int RETRY_FACTOR = 6;
     /** Step-downs asked for one log end before this node stops asking. */
     static final int MAX_ASKS = 3;
+    /**
+     * A leader heard from within this many timeouts still counts as sending. Not one timeout: a
+     * Ratis leader whose appends a follower refuses backs off and then sends it only a heartbeat
+     * every 5–7 s (seen in a chaos run), so a contact age measured at a random moment crosses one
+     * timeout again and again, and the clock restarted each time never reached the timeout.
+     */
+    static final int CONTACT_FACTOR = 4;
 
     private final String nodeId;
     private final long timeoutNanos;
@@ -62,7 +70,7 @@ final class LostLogWatch {
      * @return the leader whose commit index to look up now (then call {@link #starved}), or null
      */
     String suspect(String leaderId, long leaderContactMs, long logEnd, boolean installing, long nowNanos) {
-        boolean still = leaderId != null && leaderContactMs * 1_000_000L < timeoutNanos && !installing
+        boolean still = leaderId != null && leaderContactMs * 1_000_000L < CONTACT_FACTOR * timeoutNanos && !installing
                 && logEnd == this.logEnd;
         if (!still) {
             if (logEnd != this.logEnd) {

@@ -12,7 +12,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -23,13 +22,13 @@ import org.apache.ratis.server.RaftServer;
 
 /**
  * How a node's commands reach the Raft log: straight into its own division while it leads, else
- * through the Raft client to the leader; replies and failures translated into core exceptions;
+ * forwarded to the leader ({@link Forwarder}); replies and failures translated into core exceptions;
  * the time each successful one took reported to a {@link ProposalObserver}.
  * Thread-safe: every field is final or atomic.
  */
 final class Proposer {
     private final RaftServer server;
-    private final RaftClient client;
+    private final Forwarder forwarder;
     private final RaftPeerId selfId;
     private final int maxEntryBytes;
     private final Duration requestTimeout;
@@ -40,10 +39,10 @@ final class Proposer {
     private final ClientId directClientId = ClientId.randomId();
     private final AtomicLong directCallIds = new AtomicLong();
 
-    Proposer(RaftServer server, RaftClient client, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
+    Proposer(RaftServer server, Forwarder forwarder, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
              Function<String, String> grpcAddressOf, ProposalObserver observer, ContactGuard contact) {
         this.server = server;
-        this.client = client;
+        this.forwarder = forwarder;
         this.selfId = selfId;
         this.maxEntryBytes = maxEntryBytes;
         this.requestTimeout = requestTimeout;
@@ -72,7 +71,7 @@ final class Proposer {
         Message message = Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(command.toByteArray()));
         CompletableFuture<RaftClientReply> sent = leads ? submitToOwnDivision(message) : null;
         if (sent == null) {
-            sent = client.async().send(message);
+            sent = forwarder.forward(message);
         }
         return contact.track(sent)
                 // Bounded: without a quorum nothing commits, and callers must hear so, not hang.
@@ -94,9 +93,9 @@ final class Proposer {
      * While this node leads, a proposal goes straight into its own division: no loopback gRPC
      * call, no second serialisation, and no ordered sliding window that makes every concurrent
      * publish wait for the one before it. If leadership moved meanwhile the division answers
-     * NotLeader, and the proposal is sent again through the Raft client, which finds the new
+     * NotLeader, and the proposal is forwarded to the new
      * leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
-     * be reached, so the caller uses the client.
+     * be reached, so the caller forwards.
      */
     private CompletableFuture<RaftClientReply> submitToOwnDivision(Message message) {
         RaftClientRequest request = RaftClientRequest.newBuilder()
@@ -110,7 +109,7 @@ final class Proposer {
         try {
             return server.submitClientRequestAsync(request).thenCompose(reply -> reply.getNotLeaderException() != null
                     || reply.getLeaderNotReadyException() != null
-                    ? client.async().send(message) : CompletableFuture.completedFuture(reply));
+                    ? forwarder.forward(message) : CompletableFuture.completedFuture(reply));
         } catch (IOException e) {
             return null;
         }

@@ -33,6 +33,7 @@ import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
@@ -91,6 +92,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final FollowerWatch followerWatch;
     private final LostLogWatch lostLogWatch;
+    private final Forwarder forwarder;
     private final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
@@ -177,9 +179,22 @@ public final class RaftNode implements Replicator, AutoCloseable {
         int probeMs = (int) Math.max(50, timeoutMin / 10);
         this.contact = new ContactGuard(config.nodeId(), () -> view.outOfTouch(timeoutMin / 4),
                 () -> view.majorityReachable(probeMs), Duration.ofMillis(timeoutMin * 9 / 20), System::nanoTime, true);
-        this.proposer = new Proposer(server, client, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
+        // An attempt forwarded to a leader that neither answers nor is replaced in the division's
+        // view is given up after the minimum election timeout (see Forwarder).
+        this.forwarder = new Forwarder(config.nodeId(), client.getClientRpc(), selfId, view::leaderId, view::peers,
+                this::submitToOwnDivision, config.electionTimeoutMin(), config.requestTimeout());
+        leadership.addListener(change -> forwarder.leaderChanged());
+        this.proposer = new Proposer(server, forwarder, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
                 proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client);
+    }
+
+    private CompletableFuture<RaftClientReply> submitToOwnDivision(RaftClientRequest request) {
+        try {
+            return server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
@@ -213,6 +228,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         if (!closing.get()) {
             try {
                 server.close();
+                forwarder.close();
                 client.close();
                 LOG.info("{}: raft server stopped after the store failure", config.nodeId());
             } catch (IOException | RuntimeException e) {
@@ -262,6 +278,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.warn("{}: follower watch failed", config.nodeId(), e);
         }
+    }
+
+    /** Forwarded proposal attempts given up: {@code [another leader was known, no answer in time]} (see {@link Forwarder}). */
+    public long[] forwardsGivenUp() {
+        return new long[] {forwarder.retargeted(), forwarder.unanswered()};
     }
 
     /** Step-downs this node asked of a leader that kept sending past its log's end (see {@link LostLogWatch}). */
@@ -470,6 +491,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         watchExecutor.shutdownNow();
         leaderExit.close();
         contact.close();
+        forwarder.close();
         try {
             client.close();
         } finally {

@@ -97,6 +97,12 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft, RaftNode::leaderExitElections)
                 .description("Elections this node started at once because its leader's process was gone "
                         + "(raft.leaderExitStagger)").register(registry);
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft, r -> r.forwardsGivenUp()[0])
+                .tag("reason", "new_leader").description("Proposal attempts forwarded to a leader and sent again to "
+                        + "the new leader this node learnt of meanwhile").register(registry);
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft, r -> r.forwardsGivenUp()[1])
+                .tag("reason", "no_answer").description("Proposal attempts forwarded to a leader that did not answer "
+                        + "within raft.electionTimeoutMin, sent again on a new connection").register(registry);
         FunctionCounter.builder("hourglass.security.refused", raft, RaftNode::refusedPeerCalls)
                 .tag("reason", "no_peer_certificate")
                 .description("Calls the Raft port refused: the caller presented no certificate").register(registry);

@@ -24,6 +24,11 @@ import org.junit.jupiter.api.Timeout;
 class CutOffNodePublishTest {
     /** About 0.8 s to notice, then one publish elsewhere; 3 s allows for a busy 2-core machine. */
     private static final Duration THROUGH_ANOTHER_SERVER_WITHIN = Duration.ofSeconds(3);
+    /**
+     * An election (raft.electionTimeoutMax 2 s at most, after pre-vote) and one more short attempt:
+     * 3.5 s allows for a busy 2-core machine; the request timeout (5 s) does not fit.
+     */
+    private static final Duration ELECTION_THEN_COMMIT_WITHIN = Duration.ofMillis(3500);
 
     @Test
     void aPublishThroughACutOffFollowerSucceedsThroughAnotherServerWhileThePartitionHolds() {
@@ -41,6 +46,34 @@ class CutOffNodePublishTest {
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 System.out.println("CUT_OFF_PUBLISH_MS " + ms + " (first server " + follower.nodeId() + " cut off)");
                 assertTrue(ms < THROUGH_ANOTHER_SERVER_WITHIN.toMillis(), "the publish took " + ms + " ms");
+                cluster.network().orElseThrow().healAll();
+            }
+        }
+    }
+
+    /**
+     * The other side of the partition: the producer's first server is a follower and the leader is
+     * cut off. The follower's forwarded proposal goes out on a connection to the old leader that
+     * hangs; each forwarded attempt gives up after {@code raft.electionTimeoutMin} (not the 5 s
+     * request timeout) and goes again to the leader the majority elected meanwhile (the retry cache
+     * and the producer-id dedup make the second attempt safe). Prints {@code LEADER_CUT_OFF_PUBLISH_MS}
+     * (5.1–5.4 s before the short attempts: the request timeout).
+     */
+    @Test
+    void aPublishThroughAFollowerCommitsOnTheNewLeaderSoonAfterTheLeaderIsCutOff() {
+        try (ChaosCluster cluster = ChaosCluster.startInNamespaces(getClass(), 3)) {
+            ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
+            ServerProcess follower = cluster.voters().stream().filter(n -> n != leader).findFirst().orElseThrow();
+            try (HourglassClient client = HourglassClient.builder().servers(List.of(follower.ports().grpcAddress())).build()) {
+                client.publish(Message.of("leader-cut-off", "before"));
+
+                cluster.cutOff(List.of(cluster.slotOf(leader)));
+                long start = System.nanoTime();
+                client.publish(Message.of("leader-cut-off", "during"));
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.println("LEADER_CUT_OFF_PUBLISH_MS " + ms + " (leader " + leader.nodeId() + " cut off, through "
+                        + follower.nodeId() + ")");
+                assertTrue(ms < ELECTION_THEN_COMMIT_WITHIN.toMillis(), "the publish took " + ms + " ms");
                 cluster.network().orElseThrow().healAll();
             }
         }

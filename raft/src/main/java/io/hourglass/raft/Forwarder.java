@@ -1,0 +1,326 @@
+package io.hourglass.raft;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+
+/**
+ * Sends the proposals of a node that does not lead to the leader its own Raft division knows of,
+ * one unordered write request each, and sends a proposal again as soon as that knowledge changes.
+ *
+ * <p>Why not the Ratis client's ordered stream: when the leader is cut off its connection hangs
+ * rather than breaks, and the client waits out its whole request timeout before guessing a random
+ * peer, whose answer may point back at the old leader. This node's division, though, learns the
+ * new leader from its first append. So an attempt is given up when the division names another
+ * leader (at once, checked every {@link #tickMs}), or after {@code attemptTimeout} without an
+ * answer (its connection is then dropped and made anew), and the proposal goes to the leader the
+ * division names, or into the division itself once this node leads. Every attempt of a proposal
+ * carries the same client and call id, so a leader that already has it answers from its retry
+ * cache, and publishes are deduplicated by producer id besides; a success from any attempt,
+ * abandoned ones included, completes the proposal. Unordered also means concurrent proposals do not
+ * wait for each other, as the leader's own ones do not ({@link Proposer}).
+ *
+ * <p>Thread-safe: a proposal's attempts run on Ratis' and gRPC's threads and on the ticker, and
+ * each {@link Forward} guards its own state with its monitor.
+ */
+final class Forwarder implements AutoCloseable {
+    /** First pause before sending again to the same server; doubled up to {@link #MAX_SLEEP_MS}. */
+    private static final long FIRST_SLEEP_MS = RatisSettings.RETRY_FIRST_SLEEP_MS;
+    private static final long MAX_SLEEP_MS = 200;
+
+    private final RaftClientRpc rpc;
+    private final RaftPeerId selfId;
+    private final Supplier<RaftPeerId> knownLeader;
+    private final Supplier<Collection<RaftPeer>> peers;
+    private final Function<RaftClientRequest, CompletableFuture<RaftClientReply>> ownDivision;
+    private final long attemptMs;
+    private final long deadlineMs;
+    private final long tickMs;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final Set<RaftPeerId> rpcKnows = ConcurrentHashMap.newKeySet();
+    private final Set<Forward> pending = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService ticker;
+    /** Attempts given up: another leader was known; no answer came within the attempt timeout. */
+    private final AtomicLong retargeted = new AtomicLong();
+    private final AtomicLong unanswered = new AtomicLong();
+    /** Drops connections: a graceful gRPC channel shutdown can block for seconds, so never on the ticker. */
+    private final ScheduledExecutorService resetter;
+
+    /**
+     * @param knownLeader the leader this node's division knows of, or null
+     * @param peers the group's peers, added to {@code rpc} before one of them is first asked
+     * @param ownDivision submits a request into this node's own division (used once it leads)
+     * @param attemptTimeout how long one attempt may go unanswered
+     * @param deadline how long a proposal is tried in all ({@code raft.requestTimeout})
+     */
+    Forwarder(String nodeId, RaftClientRpc rpc, RaftPeerId selfId, Supplier<RaftPeerId> knownLeader,
+              Supplier<Collection<RaftPeer>> peers,
+              Function<RaftClientRequest, CompletableFuture<RaftClientReply>> ownDivision,
+              Duration attemptTimeout, Duration deadline) {
+        this.rpc = rpc;
+        this.selfId = selfId;
+        this.knownLeader = knownLeader;
+        this.peers = peers;
+        this.ownDivision = ownDivision;
+        this.attemptMs = attemptTimeout.toMillis();
+        this.deadlineMs = deadline.toMillis();
+        this.tickMs = Math.max(10, Math.min(50, attemptMs / 10));
+        this.ticker = Daemons.scheduler(nodeId + "-forwarder");
+        this.resetter = Daemons.scheduler(nodeId + "-forwarder-reset");
+        ticker.scheduleWithFixedDelay(this::tick, tickMs, tickMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Completes with the leader's reply, or exceptionally after {@code deadline} or a failure no leader can mend. */
+    CompletableFuture<RaftClientReply> forward(Message message) {
+        Forward f = new Forward(message, callIds.incrementAndGet(), System.nanoTime());
+        pending.add(f);
+        f.result.whenComplete((r, e) -> pending.remove(f));
+        f.send(knownLeader.get());
+        return f.result;
+    }
+
+    /** This node's division names a new leader (or none): look at every proposal now, not at the next tick. */
+    void leaderChanged() {
+        try {
+            ticker.execute(this::tick);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closing
+        }
+    }
+
+    /** Attempts given up because the division named another leader. */
+    long retargeted() {
+        return retargeted.get();
+    }
+
+    /** Attempts given up because no answer came within the attempt timeout. */
+    long unanswered() {
+        return unanswered.get();
+    }
+
+    private void tick() {
+        long now = System.nanoTime();
+        RaftPeerId leader = knownLeader.get();
+        for (Forward f : pending) {
+            f.check(now, leader);
+        }
+    }
+
+    @Override
+    public void close() {
+        ticker.shutdownNow();
+        resetter.shutdownNow();
+        for (Forward f : pending) {
+            f.result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
+        }
+    }
+
+    /** Drops the connection to {@code server}, so that the next attempt to it opens a new one. */
+    private void reset(RaftPeerId server, Throwable cause) {
+        try {
+            resetter.execute(() -> rpc.handleException(server, cause, true));
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closing: the connections go with the client
+        }
+    }
+
+    private RaftClientRequest request(Forward f, RaftPeerId target) {
+        return RaftClientRequest.newBuilder()
+                .setClientId(clientId)
+                .setServerId(target)
+                .setGroupId(RaftNode.GROUP_ID)
+                .setCallId(f.callId)
+                .setMessage(f.message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+    }
+
+    private CompletableFuture<RaftClientReply> attempt(Forward f, RaftPeerId target) {
+        RaftClientRequest request = request(f, target);
+        if (target.equals(selfId)) {
+            return ownDivision.apply(request);
+        }
+        if (rpcKnows.add(target)) {
+            rpc.addRaftPeers(peers.get());
+        }
+        return rpc.sendRequestAsyncUnordered(request);
+    }
+
+    /** One proposal and its current attempt. */
+    private final class Forward {
+        final Message message;
+        final long callId;
+        final long startNanos;
+        final CompletableFuture<RaftClientReply> result = new CompletableFuture<>();
+        /** Guarded by this: the server of the live attempt (null between attempts), its number and start. */
+        private RaftPeerId target;
+        private int attempt;
+        private long attemptStartNanos;
+        private long sleepMs = FIRST_SLEEP_MS;
+        /** Guarded by this: the server last tried, and the pause before the next attempt, if one is under way. */
+        private RaftPeerId lastTried;
+        private int pause;
+        private boolean pausing;
+
+        Forward(Message message, long callId, long startNanos) {
+            this.message = message;
+            this.callId = callId;
+            this.startNanos = startNanos;
+        }
+
+        /** Starts the next attempt to {@code to}, or waits for a leader to be known. */
+        void send(RaftPeerId to) {
+            int number;
+            synchronized (this) {
+                if (result.isDone()) {
+                    return;
+                }
+                if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos) >= deadlineMs) {
+                    result.completeExceptionally(new TimeoutException("not committed within " + deadlineMs + " ms"));
+                    return;
+                }
+                if (to == null) {
+                    target = null;
+                    later(null);
+                    return;
+                }
+                target = to;
+                lastTried = to;
+                pausing = false;
+                number = ++attempt;
+                attemptStartNanos = System.nanoTime();
+            }
+            CompletableFuture<RaftClientReply> sent;
+            try {
+                sent = attempt(this, to);
+            } catch (RuntimeException e) {
+                sent = CompletableFuture.failedFuture(e);
+            }
+            sent.whenComplete((reply, error) -> answered(number, to, reply, error));
+        }
+
+        private void answered(int number, RaftPeerId to, RaftClientReply reply, Throwable error) {
+            if (reply != null && reply.isSuccess()) {
+                result.complete(reply); // from any attempt: the proposal is committed
+                return;
+            }
+            synchronized (this) {
+                if (number != attempt || target == null) {
+                    return; // given up already, and sent again
+                }
+                target = null;
+            }
+            Throwable e = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                    ? error.getCause() : error;
+            if (reply != null) {
+                e = reply.getException();
+            }
+            if (e instanceof NotLeaderException nle) {
+                if (nle.getPeers() != null && !nle.getPeers().isEmpty()) {
+                    rpc.addRaftPeers(nle.getPeers());
+                }
+                RaftPeerId hint = nle.getSuggestedLeader() == null ? null : nle.getSuggestedLeader().getId();
+                RaftPeerId known = knownLeader.get();
+                RaftPeerId next = known != null && !known.equals(to) ? known : hint;
+                if (next != null && !next.equals(to)) {
+                    send(next);
+                } else {
+                    later(null);
+                }
+            } else if (e instanceof LeaderNotReadyException || e instanceof ResourceUnavailableException) {
+                later(to);
+            } else if (reply != null) {
+                result.complete(reply); // refused by the state machine, or another answer no retry mends
+            } else {
+                reset(to, e);
+                later(null);
+            }
+        }
+
+        /** Sends again after a pause that doubles each time: to {@code to}, or to whichever leader is known then. */
+        private void later(RaftPeerId to) {
+            long sleep;
+            int number;
+            synchronized (this) {
+                sleep = sleepMs;
+                sleepMs = Math.min(MAX_SLEEP_MS, sleepMs * 2);
+                pausing = true;
+                number = ++pause;
+            }
+            try {
+                ticker.schedule(() -> {
+                    synchronized (this) {
+                        if (!pausing || pause != number) {
+                            return; // cut short by a new leader (see check)
+                        }
+                    }
+                    send(to != null ? to : knownLeader.get());
+                }, sleep, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
+            }
+        }
+
+        /**
+         * Gives the live attempt up when another leader is known, or when it has gone unanswered too
+         * long; cuts a pause short when a leader other than the one that failed is known.
+         */
+        void check(long nowNanos, RaftPeerId leader) {
+            RaftPeerId abandoned;
+            boolean moved;
+            synchronized (this) {
+                if (result.isDone()) {
+                    return;
+                }
+                if (target == null) {
+                    if (!pausing || leader == null || leader.equals(lastTried)) {
+                        return;
+                    }
+                    pausing = false; // a leader other than the one that failed is known: no need to wait
+                    abandoned = null;
+                    moved = true;
+                } else {
+                    boolean silent = TimeUnit.NANOSECONDS.toMillis(nowNanos - attemptStartNanos) >= attemptMs;
+                    moved = leader != null && !leader.equals(target);
+                    if (!silent && !moved) {
+                        return;
+                    }
+                    abandoned = target;
+                    target = null;
+                }
+            }
+            if (moved) {
+                if (abandoned != null) {
+                    retargeted.incrementAndGet();
+                }
+                send(leader); // the old attempt may still succeed, and would complete the proposal then
+            } else {
+                // Unanswered: a new connection, and a short pause so that the next attempt uses it.
+                unanswered.incrementAndGet();
+                reset(abandoned, new TimeoutIOException("no answer within " + attemptMs + " ms"));
+                later(null);
+            }
+        }
+    }
+}
