@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftConfigurationProto;
 import org.apache.ratis.protocol.Message;
@@ -66,11 +67,17 @@ public final class HourglassStateMachine extends BaseStateMachine {
     /** A checkpoint download or install is under way (from the leader's notice to the reload). */
     private volatile boolean installing;
     private volatile long lastStamp;
+    private final Supplier<String> stampRefusal;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong snapshotsInstalled = new java.util.concurrent.atomic.AtomicLong();
 
+    /**
+     * @param stampRefusal why this node may not stamp entries now (its clock is off, see
+     *        {@link ClockWatch}), or null
+     */
     HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, LeadershipNotifier leadership,
-                          CheckpointSource checkpoints, FailStop failStop) {
+                          CheckpointSource checkpoints, FailStop failStop, Supplier<String> stampRefusal) {
+        this.stampRefusal = stampRefusal;
         this.checkpoints = checkpoints;
         this.failStop = failStop;
         this.applier = applier;
@@ -175,8 +182,15 @@ public final class HourglassStateMachine extends BaseStateMachine {
             throw new IOException("command of " + content.size() + " bytes exceeds the entry limit of " + maxEntryBytes);
         }
         Command command = parse(content);
-        // Leader time, never going backwards within this leader even if the wall clock does.
-        long now = Math.max(clock.millis(), lastStamp);
+        String refusal = stampRefusal.get();
+        if (refusal != null) {
+            return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).build()
+                    .setException(new ClockSkewedException(refusal));
+        }
+        // Leader time, never going backwards: not within this leader even if its wall clock does,
+        // nor across leaders, whose clocks differ (up to raft.maxClockSkew): never below the
+        // highest stamp applied. Stamps are thus in log order, and so is the state's time.
+        long now = Math.max(clock.millis(), Math.max(lastStamp, applier.store().clockMs()));
         lastStamp = now;
         // One codec pass per entry on the leader: the stamp is appended to the request's bytes as a
         // field (protobuf keeps the last value of a scalar field), not re-encoded with the whole

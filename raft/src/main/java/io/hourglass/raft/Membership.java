@@ -86,12 +86,13 @@ final class Membership {
     }
 
     /**
-     * Transfers this closing leader's leadership to its most caught-up follower among those that
-     * answered within {@code freshMs} ({@code raft.handOverTimeout}), so the group has a new leader
-     * the moment this one stops, without waiting for an election timeout or even for its port to
-     * close. Logs the outcome; never throws.
+     * Transfers this leader's leadership to its most caught-up follower among those that answered
+     * within {@code freshMs}: a closing leader ({@code raft.handOverTimeout}), so the group has a new
+     * leader the moment this one stops, without waiting for an election timeout or even for its
+     * port to close; a leader whose clock is off ({@link ClockWatch}). Logs the outcome, saying
+     * {@code why}; never throws.
      */
-    void handOver(RaftNode.Status s, long freshMs, Duration timeout) {
+    void handOver(RaftNode.Status s, long freshMs, Duration timeout, String why) {
         String to = s.followerMatchIndex().entrySet().stream()
                 .filter(e -> s.followerLastContactMs().getOrDefault(e.getKey(), Long.MAX_VALUE) < freshMs)
                 .max(Map.Entry.comparingByValue()).map(Map.Entry::getKey).orElse(null);
@@ -101,11 +102,11 @@ final class Membership {
         long start = System.nanoTime();
         try {
             transferLeadership(to, timeout);
-            LOG.info("{}: closing: handed leadership over to {} in {} ms", nodeId, to,
+            LOG.info("{}: {}: handed leadership over to {} in {} ms", nodeId, why, to,
                     (System.nanoTime() - start) / 1_000_000);
         } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: closing: could not hand leadership over to {} ({}); the followers will elect one",
-                    nodeId, to, e.toString());
+            LOG.warn("{}: {}: could not hand leadership over to {} ({}); the followers will elect one",
+                    nodeId, why, to, e.toString());
         }
     }
 

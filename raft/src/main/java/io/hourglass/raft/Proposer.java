@@ -128,8 +128,9 @@ final class Proposer {
         while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
             e = e.getCause();
         }
-        if (e instanceof StateMachineException sme && sme.getCause() instanceof StoreFailedException failed) {
-            return new UnavailableException(failed.getMessage(), failed);
+        if (e instanceof StateMachineException sme
+                && (sme.getCause() instanceof StoreFailedException || sme.getCause() instanceof ClockSkewedException)) {
+            return new UnavailableException(sme.getCause().getMessage(), sme.getCause());
         }
         if (e instanceof StateMachineException sme) {
             return new InvalidRequestException(sme.getCause() != null ? sme.getCause().getMessage() : sme.getMessage());

@@ -28,6 +28,8 @@ import java.util.List;
  *        process gone starts an election at once, the next follower by id this much later (see LeaderExitWatch)
  * @param handOverTimeout {@code raft.handOverTimeout} (0 = off, the default): a leader closing (SIGTERM) first
  *        transfers its leadership to its most caught-up follower, waiting at most this long
+ * @param maxClockSkew {@code raft.maxClockSkew} (500ms; 0 = off): a node whose clock a majority of the voters
+ *        see off by more stamps no entries and hands its leadership over (see ClockWatch)
  * @param checkpointDir where checkpoints are made for, and downloaded from, other nodes: {@code <data dir>/checkpoints}
  * @param maxCheckpointDownloads {@code raft.maxCheckpointDownloads} (2): checkpoints this node serves at once
  * @param join {@code cluster.join} (false, flag {@code --join}): start empty and wait to be added
@@ -38,7 +40,7 @@ import java.util.List;
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
                          long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Duration leaderExitStagger,
-                         Duration handOverTimeout, Path checkpointDir, int maxCheckpointDownloads,
+                         Duration handOverTimeout, Duration maxClockSkew, Path checkpointDir, int maxCheckpointDownloads,
                          boolean join, PeerTls peerTls) {
 
     /**
@@ -83,6 +85,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.lostLogTimeout", Duration.ofSeconds(5), Duration.ofSeconds(1)),
                 s.duration("raft.leaderExitStagger", Duration.ofMillis(300), Duration.ZERO),
                 s.duration("raft.handOverTimeout", Duration.ZERO, Duration.ZERO),
+                s.duration("raft.maxClockSkew", Duration.ofMillis(500), Duration.ZERO),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")), null);

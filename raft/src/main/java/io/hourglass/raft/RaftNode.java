@@ -93,6 +93,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final FollowerWatch followerWatch;
     private final LostLogWatch lostLogWatch;
     private final Forwarder forwarder;
+    private final ClockWatch clockWatch;
     private final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
@@ -140,7 +141,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
                 checkpointTls);
-        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop);
+        this.clockWatch = new ClockWatch(config.nodeId(), clock, config.maxClockSkew(), this::otherVoters,
+                this::raftAddressOf, checkpointTls, this::handOverWhileSkewed);
+        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop,
+                clockWatch::refusal);
         this.properties = RatisSettings.properties(config, maxEntryBytes);
         // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
         // exactly as reachable, and as protected, as replication itself.
@@ -152,7 +156,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
         GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> {
             NettyServerBuilder b = (peerTls == null ? builder : peerGuard.apply(builder, peerTls))
                     .addTransportFilter(leaderExit);
-            return types.contains(GrpcServices.Type.SERVER) ? b.addService(checkpointServer.definition()) : b;
+            return types.contains(GrpcServices.Type.SERVER)
+                    ? b.addService(checkpointServer.definition()).addService(clockWatch.definition()) : b;
         });
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
@@ -212,6 +217,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     public void start() throws IOException {
         server.start();
+        clockWatch.start();
         long every = Math.max(100, Math.min(1_000,
                 Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
         watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
@@ -290,10 +296,27 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return lostLogWatch.asks();
     }
 
+    /** A leader whose clock is off hands its leadership over (each verdict of {@link ClockWatch} while skewed). */
+    private void handOverWhileSkewed() {
+        if (!closing.get() && isLeader()) {
+            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.electionTimeoutMax(),
+                    "clock off the others'");
+        }
+    }
+
+    private List<String> otherVoters() {
+        return view.peers().stream().map(p -> p.getId().toString()).filter(id -> !id.equals(config.nodeId())).toList();
+    }
+
+    /** This node's clock minus the other voters' (median of the last readings, ms; see {@link ClockWatch}). */
+    public long clockOffsetMs() {
+        return clockWatch.offsetMs();
+    }
+
     /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
     private void handOver() {
         if (!config.handOverTimeout().isZero() && !closing.get() && isLeader()) {
-            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout());
+            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout(), "closing");
         }
     }
 
@@ -491,6 +514,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         watchExecutor.shutdownNow();
         leaderExit.close();
         contact.close();
+        clockWatch.close();
         forwarder.close();
         try {
             client.close();

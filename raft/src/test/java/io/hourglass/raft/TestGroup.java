@@ -33,6 +33,7 @@ final class TestGroup implements AutoCloseable {
     private final Map<String, RaftNode> nodes = new LinkedHashMap<>();
     private final Map<String, EventStore> stores = new HashMap<>();
     private final Map<String, String> settings;
+    private final Map<String, Clock> clocks = new HashMap<>();
 
     TestGroup(Path dir, List<String> ids) {
         this(dir, ids, Map.of());
@@ -45,6 +46,12 @@ final class TestGroup implements AutoCloseable {
         ids.forEach(id -> ports.put(id, TestPorts.next()));
         peers = ports.entrySet().stream()
                 .map(e -> e.getKey() + "=127.0.0.1:" + e.getValue() + ":7070").collect(Collectors.joining(","));
+    }
+
+    /** Node {@code id}'s wall clock from its next {@link #open} on (the system clock otherwise). */
+    TestGroup clock(String id, Clock clock) {
+        clocks.put(id, clock);
+        return this;
     }
 
     /** Opens every node, lets {@code beforeStart} register listeners, then starts them all. */
@@ -66,7 +73,8 @@ final class TestGroup implements AutoCloseable {
         Map<String, String> all = new HashMap<>(settings);
         all.putAll(Map.of("node.id", id, "cluster.peers", peers, "raft.port", Integer.toString(ports.get(id))));
         RaftConfig config = RaftConfig.from(new Settings(all), home, 7070);
-        RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 1 << 20,
+        RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store),
+                clocks.getOrDefault(id, Clock.systemUTC()), 1 << 20,
                 ProposalObserver.NONE);
         nodes.put(id, node);
         return node;

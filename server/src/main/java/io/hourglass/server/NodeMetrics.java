@@ -83,6 +83,8 @@ public final class NodeMetrics implements AutoCloseable {
                 e -> e.queuedDeletions());
         gauge("hourglass.is.leader", "1 when this node leads and dispatches", raft, r -> r.isLeader() ? 1 : 0);
         gauge("hourglass.raft.term", "Current Raft term", raft, r -> r.status().term());
+        gauge("hourglass.clock.offset.ms", "This node's clock minus the other voters' (median of the last readings; "
+                + "beyond raft.maxClockSkew the node stamps no entries)", raft, r -> r.clockOffsetMs());
         gauge("hourglass.raft.commit.index", "Highest log index known committed", raft, r -> r.status().commitIndex());
         gauge("hourglass.raft.applied.index", "Highest log index applied to the store", raft, r -> r.status().appliedIndex());
         FunctionCounter.builder("hourglass.raft.leader.changes", raft, RaftNode::leaderChanges)

@@ -84,7 +84,7 @@ public final class StateApplier {
             batch.close();
             throw e;
         }
-        store.commit(batch, position);
+        store.commit(batch, position, stamp);
         for (ApplyListener l : listeners) {
             l.onApplied(result);
         }

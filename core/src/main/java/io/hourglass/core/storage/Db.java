@@ -29,6 +29,8 @@ final class Db {
             "security");
     /** The {@code meta} key of the applied log position, written in every commit's batch. */
     static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
+    /** The state machine's clock: the highest leader stamp applied (see EventStore#clockMs). */
+    static final byte[] CLOCK_KEY = "clock".getBytes(StandardCharsets.UTF_8);
 
     static {
         RocksDB.loadLibrary();
@@ -80,6 +82,14 @@ final class Db {
         }
         ByteBuffer b = ByteBuffer.wrap(value);
         return new TermIndex(b.getLong(), b.getLong());
+    }
+
+    static byte[] encodeLong(long v) {
+        return ByteBuffer.allocate(8).putLong(v).array();
+    }
+
+    static long decodeLong(byte[] value) {
+        return ByteBuffer.wrap(value).getLong();
     }
 
     static byte[] encodeApplied(TermIndex position) {

@@ -48,12 +48,18 @@ public final class EventStore implements AutoCloseable {
     private final QueueStore queue = new QueueStore(this);
     private final ProducerIds producerIds = new ProducerIds(this);
     private volatile TermIndex applied;
+    /**
+     * The state machine's clock: the highest leader stamp applied (ms, 0 before any). A leader stamps
+     * no entry below it, so replicated time never goes backwards across leaders whose clocks differ.
+     */
+    private volatile long clockMs;
     private final List<Runnable> restoreListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private EventStore(Path dir) throws RocksDBException {
         this.dir = dir;
         this.db = new Db(dir);
         this.applied = readApplied();
+        this.clockMs = readClock();
         registry.reload(this);
     }
 
@@ -90,8 +96,22 @@ public final class EventStore implements AutoCloseable {
         return new StoreBatch(this, db);
     }
 
-    /** Writes the batch and the applied position in one atomic RocksDB write. */
+    /** The highest leader stamp applied (ms; 0 before any): see {@link #commit(StoreBatch, TermIndex, long)}. */
+    public long clockMs() {
+        return clockMs;
+    }
+
+    /** Writes the batch and the applied position in one atomic RocksDB write; the clock stays. */
     public void commit(StoreBatch batch, TermIndex position) {
+        commit(batch, position, 0);
+    }
+
+    /**
+     * Writes the batch, the applied position and the state machine's clock, raised to {@code stampMs}
+     * when that is later, in one atomic RocksDB write.
+     */
+    public void commit(StoreBatch batch, TermIndex position, long stampMs) {
+        boolean later = stampMs > clockMs;
         swap.readLock().lock();
         try {
             Db d = db;
@@ -99,6 +119,9 @@ public final class EventStore implements AutoCloseable {
                 throw new StorageException("the store was replaced while a batch was built", null);
             }
             batch.writeBatch().put(d.meta, Db.APPLIED_KEY, Db.encodeApplied(position));
+            if (later) {
+                batch.writeBatch().put(d.meta, Db.CLOCK_KEY, Db.encodeLong(stampMs));
+            }
             d.rocks.write(d.writeOptions, batch.writeBatch());
         } catch (RocksDBException e) {
             throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
@@ -108,6 +131,9 @@ public final class EventStore implements AutoCloseable {
         }
         registry.apply(batch.registryChanges());
         applied = position;
+        if (later) {
+            clockMs = stampMs;
+        }
     }
 
     public Optional<StoredMessage> message(EventKey key) {
@@ -322,6 +348,7 @@ public final class EventStore implements AutoCloseable {
             Files.move(checkpoint, dir);
             db = new Db(dir);
             applied = readApplied();
+            clockMs = readClock();
             registry.reload(this);
             deleteRecursively(old);
             LOG.info("store {} replaced by a checkpoint: applied {} -> {}", dir, before, applied);
@@ -347,6 +374,11 @@ public final class EventStore implements AutoCloseable {
                 Files.delete(f);
             }
         }
+    }
+
+    private long readClock() {
+        byte[] v = get(d -> d.meta, Db.CLOCK_KEY);
+        return v == null ? 0 : Db.decodeLong(v);
     }
 
     private TermIndex readApplied() {

@@ -71,6 +71,14 @@ public final class RaftKeys {
                     + "is a good value); a publish waiting meanwhile is retried by the client against the new leader. "
                     + "Off by default for now: a rooms failover test failed once with it on. Off, the followers "
                     + "elect a new leader as soon as the old one's port closes (raft.leaderExitStagger).");
+    public static final ConfigKey<Duration> MAX_CLOCK_SKEW = ConfigKey.duration(
+            "raft.maxClockSkew", "500ms", "0ms",
+            "Every node reads the other voters' clocks once a second over the Raft port. A node whose clock a "
+                    + "majority of the voters see off by more than this (plus half the reading's round trip) stamps no "
+                    + "entries: its proposals fail UNAVAILABLE and a leader hands its leadership over, until its "
+                    + "clock is set right (an ERROR in the log, `hourglass_clock_offset_ms`). The leader's clock is "
+                    + "replicated time: due times and TTLs count from it, so this bounds how early a message can be "
+                    + "delivered or expired. 0 turns it off.");
     public static final ConfigKey<Integer> MAX_CHECKPOINT_DOWNLOADS = ConfigKey.integer(
             "raft.maxCheckpointDownloads", 2, 1, 64,
             "Store checkpoints this node serves at once to followers too far behind its log; they are downloaded "
@@ -86,7 +94,8 @@ public final class RaftKeys {
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
+            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT);
 
     private RaftKeys() {
     }
@@ -97,7 +106,7 @@ public final class RaftKeys {
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
-                HAND_OVER_TIMEOUT.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
+                HAND_OVER_TIMEOUT.read(s), MAX_CLOCK_SKEW.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
                 JOIN.read(s), peerTls);
     }
 }
