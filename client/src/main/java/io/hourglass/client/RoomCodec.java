@@ -27,12 +27,13 @@ final class RoomCodec {
         };
     }
 
-    /** The frame that sends a session request as {@code requestId}. */
-    static SessionRequest toFrame(long requestId, RoomMemberships.Request request) {
+    /** The frame that sends a session request as {@code requestId}; a subscribe carries {@code sessionId}. */
+    static SessionRequest toFrame(long requestId, RoomMemberships.Request request, String sessionId) {
         SessionRequest.Builder frame = SessionRequest.newBuilder().setRequestId(requestId);
         switch (request.kind()) {
             case SUBSCRIBE -> frame.setSubscribe(RoomSubscribe.newBuilder().setRoom(request.room())
-                    .setMode(toProto(request.mode())).setHeldMessageId(request.messageId()));
+                    .setMode(toProto(request.mode())).setHeldMessageId(request.messageId())
+                    .setSessionId(sessionId));
             case UNSUBSCRIBE -> frame.setUnsubscribe(RoomUnsubscribe.newBuilder().setRoom(request.room()));
             case ACK -> frame.setAck(RoomAck.newBuilder().setRoom(request.room())
                     .setMessageId(request.messageId()));

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -43,6 +44,11 @@ final class RoomConnection {
     /** Why the session ended for good, when it was a failure rather than close(); guarded by lock. */
     private HourglassClientException terminalFailure;
     private final AtomicLong requestIds = new AtomicLong();
+    /**
+     * This session's own identity, sent with every subscribe: unlike the client id, it stays the same
+     * across reconnects, so that a new leader recognises the members that held a message at a failover.
+     */
+    private final String sessionId = UUID.randomUUID().toString();
     private final RoomSessionStream.Listener listener = new StreamListener();
 
     private final Object lock = new Object();
@@ -75,6 +81,10 @@ final class RoomConnection {
 
     String clientId() {
         return clientId;
+    }
+
+    String sessionId() {
+        return sessionId;
     }
 
     Duration clientTimeout() {
@@ -173,7 +183,7 @@ final class RoomConnection {
     private void sendLocked(Request request) {
         long id = requestIds.incrementAndGet();
         memberships.sent(id, request);
-        current.send(RoomCodec.toFrame(id, request));
+        current.send(RoomCodec.toFrame(id, request, sessionId));
     }
 
     private void ping(RoomSessionStream stream) {

@@ -14,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>The server ends a session's memberships with its stream, so after a reconnect the session
  * subscribes every room again, with its mode and with {@code held_message_id} = the last ackable
  * message of the room received and not yet acked: the new session then counts as holding it, and
- * the room stays closed until that ack. Acks are matched by message id, so an ack not answered
+ * the room stays closed until that ack. (Every subscribe also carries the session's session id,
+ * added by {@link RoomCodec#toFrame}: it tells a new leader which holder is back.) Acks are matched by message id, so an ack not answered
  * on the old stream (or made while no stream was open) is sent again on the new one.
  *
  * <p>Not thread-safe: owned by the session's lock. Futures are never completed here, only

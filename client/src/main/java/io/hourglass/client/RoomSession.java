@@ -25,7 +25,9 @@ import java.util.function.Consumer;
  * {@link #clientId()}, and subscribes every room again with its mode. For each SYNC room it
  * passes the last ackable message received and not yet acked as {@code held_message_id}, so the
  * room keeps waiting for that ack; acking a message received on an earlier stream is right, since
- * the server matches acks by message id. Rooms the server ejected the session from for a
+ * the server matches acks by message id. Every subscribe carries the session's {@link #sessionId()},
+ * which — unlike the client id — never changes: a release records the session ids of the members it
+ * went to, so after a failover the new leader resumes the room as soon as all of them are back. Rooms the server ejected the session from for a
  * timeout are not subscribed again. A message the server released is never sent twice (except
  * in an at-least-once room after a failover, flagged {@link ReceivedRoomMessage#redelivered()}).
  *
@@ -57,6 +59,14 @@ public final class RoomSession implements AutoCloseable {
     /** The client id the server issued to the current (or last) stream; empty before the first. */
     public String clientId() {
         return connection.clientId();
+    }
+
+    /**
+     * This session's own identity: a random UUID drawn when the session was opened, sent with every
+     * subscribe and the same across reconnects (the {@link #clientId()} is not).
+     */
+    public String sessionId() {
+        return connection.sessionId();
     }
 
     /** The heartbeat timeout the server granted; null before the session first opened. */

@@ -182,9 +182,9 @@ class RoomSessionTest {
         List<RoomSubscribe> resubscribed = server.session(1).requests(OpCase.SUBSCRIBE).stream()
                 .map(SessionRequest::getSubscribe).toList();
         assertEquals(RoomSubscribe.newBuilder().setRoom("r").setMode(SubscriptionMode.SYNC)
-                .setHeldMessageId(m1).build(), resubscribed.get(0));
-        assertEquals(RoomSubscribe.newBuilder().setRoom("l").setMode(SubscriptionMode.ASYNC).build(),
-                resubscribed.get(1));
+                .setHeldMessageId(m1).setSessionId(session.sessionId()).build(), resubscribed.get(0));
+        assertEquals(RoomSubscribe.newBuilder().setRoom("l").setMode(SubscriptionMode.ASYNC)
+                .setSessionId(session.sessionId()).build(), resubscribed.get(1));
         await().until(() -> events.contains("subscribed l as c-2: SUBSCRIBED"));
         int reopened = events.indexOf("opened c-2");
         assertEquals(List.of("opened c-2", "subscribed r as c-2: SUBSCRIBED", "subscribed l as c-2: SUBSCRIBED"),
@@ -196,6 +196,28 @@ class RoomSessionTest {
         assertEquals(m2, next().messageId());
         assertEquals(m1, server.session(1).requests(OpCase.ACK).get(0).getAck().getMessageId());
         assertEquals(Map.of("r", RoomMode.SYNC, "l", RoomMode.ASYNC), session.subscriptions());
+    }
+
+    @Test
+    void everySubscribeOfASessionCarriesTheSameSessionIdAcrossReconnectsAndOtherSessionsHaveTheirOwn()
+            throws Exception {
+        RoomSession session = client.rooms().openSession(options());
+        RoomSession other = client.rooms().openSession(options());
+        String id = session.sessionId();
+        assertEquals(36, id.length(), "a UUID: " + id);
+        assertFalse(id.equals(other.sessionId()), "one per session object");
+        reply(session.subscribe("r", RoomMode.SYNC));
+        reply(other.subscribe("r", RoomMode.SYNC));
+        server.sessions.get(0).fail(Status.UNAVAILABLE.withDescription("leader lost"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> server.sessions.size() == 3
+                && server.session(2).requests(OpCase.SUBSCRIBE).size() == 1);
+        List<String> sent = server.sessions.stream().flatMap(s -> s.requests(OpCase.SUBSCRIBE).stream())
+                .map(f -> f.getSubscribe().getSessionId()).toList();
+        String first = server.session(0).requests(OpCase.SUBSCRIBE).get(0).getSubscribe().getSessionId();
+        String reconnected = server.session(2).requests(OpCase.SUBSCRIBE).get(0).getSubscribe().getSessionId();
+        assertEquals(first, reconnected, "the same session id on the new stream, unlike the client id: " + sent);
+        assertTrue(first.equals(id) || first.equals(other.sessionId()), sent.toString());
+        assertEquals(2, sent.stream().distinct().count(), sent.toString());
     }
 
     @Test

@@ -54,9 +54,10 @@ final class ChaosRunTest {
     private static final Duration LEADER_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(30);
     /**
-     * A room with an unacked message in flight at a failover releases nothing for
-     * min(rooms.clientTimeout, rooms.resubscribeGrace), 30 s by default, while its members come
-     * back (lock-step); the rooms must have that long after the last fault.
+     * A room with an unacked message in flight at a failover releases nothing until every member it
+     * was released to is back, and for at most min(rooms.clientTimeout, rooms.resubscribeGrace),
+     * 30 s by default, when one is not (a member killed with its client, say); the rooms must have
+     * that long after the last fault.
      */
     private static final Duration ROOM_DRAIN_TIMEOUT = Duration.ofSeconds(45);
     private static final Duration DIGEST_TIMEOUT = Duration.ofSeconds(60);

@@ -30,7 +30,9 @@ public record RoomsConfig(Duration clientTimeout, Duration housekeepingInterval,
     public static final ConfigKey<Duration> RESUBSCRIBE_GRACE = ConfigKey.duration(
             "rooms.resubscribeGrace", "30s", "0ms",
             "After a failover, how long a room whose backlog survived keeps it while none of its sync members has "
-                    + "resubscribed yet (afterwards the backlog goes to its async listeners, or is dropped).");
+                    + "resubscribed yet (afterwards the backlog goes to its async listeners, or is dropped). A room "
+                    + "with a message in flight resumes once every member that held it has resubscribed, and waits "
+                    + "for those that do not come back at most this or rooms.clientTimeout, whichever is shorter.");
 
     /** The keys of this record, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Lock-step rooms", CLIENT_TIMEOUT,

@@ -16,12 +16,15 @@ sealed interface GateAction permits GateAction.Release, GateAction.Flush, GateAc
      * @param members the sync members at the decision (they receive it ackable)
      * @param listeners the async listeners at the decision
      * @param redelivery the message was in flight before a failover (at least once) and goes out again
+     * @param holders the members' session ids, sorted, recorded with the in-flight message so that a
+     *        future leader knows whom its failover hold waits for; empty when not known
      */
     record Release(String room, PendingMessage message, Set<ClientId> members, Set<ClientId> listeners,
-                   boolean redelivery) implements GateAction {
+                   boolean redelivery, List<SessionId> holders) implements GateAction {
         public Release {
             members = Set.copyOf(members);
             listeners = Set.copyOf(listeners);
+            holders = List.copyOf(holders);
         }
     }
 

@@ -53,6 +53,7 @@ final class ReleasePipeline {
             for (GateAction a : actions) {
                 if (a instanceof GateAction.Release r) {
                     b.addKeys(ByteString.copyFrom(r.message().key().toBytes())).setAwaitAcks(true);
+                    r.holders().forEach(h -> b.addHolders(h.value()));
                 } else if (a instanceof GateAction.Flush f) {
                     f.messages().forEach(m -> b.addKeys(ByteString.copyFrom(m.key().toBytes())));
                     if (settles == null && f.settles() != null) {

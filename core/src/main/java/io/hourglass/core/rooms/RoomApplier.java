@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  *   <li>send: stores each message under {@code RoomKey.of(room, priority, logIndex, position)};</li>
  *   <li>release: deletes the released keys from pending; with {@code await_acks} the released message
  *       becomes the room's in-flight record (whole when at least once, without payload when at most
- *       once; {@code in_flight_whole} says which, so a new leader redelivers only what it kept whole),
- *       otherwise the in-flight record is cleared if it is the one the command settles;</li>
+ *       once; {@code in_flight_whole} says which, so a new leader redelivers only what it kept whole)
+ *       with the command's {@code holders}, the session ids of the members it went to; otherwise the
+ *       in-flight record and its holders are cleared if it is the one the command settles;</li>
  *   <li>configure: replaces the room's guarantee and ack timeout.</li>
  * </ul>
  *
@@ -155,7 +156,7 @@ public final class RoomApplier implements CommandApplier {
         StoredRoom.Builder next = stored.toBuilder();
         if (!release.getAwaitAcks()) {
             if (inFlight != null && inFlight.getId().equals(release.getSettles())) {
-                next.clearInFlight().clearReleasedAtMs().clearInFlightWhole();
+                next.clearInFlight().clearReleasedAtMs().clearInFlightWhole().clearHolders();
             }
         } else if (!released.isEmpty()) {
             RoomMessage last = released.get(released.size() - 1);
@@ -163,7 +164,7 @@ public final class RoomApplier implements CommandApplier {
             boolean keepWhole = stored.getGuarantee() == RoomGuarantee.ROOM_AT_LEAST_ONCE
                     && (!lastFromRecord || stored.getInFlightWhole());
             next.setInFlight(keepWhole ? last : last.toBuilder().clearPayload().build()).setReleasedAtMs(stampMs)
-                    .setInFlightWhole(keepWhole);
+                    .setInFlightWhole(keepWhole).clearHolders().addAllHolders(release.getHoldersList());
         }
         StoredRoom after = next.build();
         if (!after.equals(stored)) {

@@ -144,7 +144,16 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
     }
 
     public CompletableFuture<SubscribeOutcome> subscribe(ClientId client, String room, SubscriptionMode mode) {
-        return subscribe(client, room, mode, null);
+        return subscribe(client, room, mode, null, null);
+    }
+
+    /**
+     * Subscribes without a session id, as an older client does; see
+     * {@link #subscribe(ClientId, String, SubscriptionMode, String, SessionId)}.
+     */
+    public CompletableFuture<SubscribeOutcome> subscribe(ClientId client, String room, SubscriptionMode mode,
+                                                         String heldMessageId) {
+        return subscribe(client, room, mode, heldMessageId, null);
     }
 
     /**
@@ -152,12 +161,16 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
      * flight — unless {@code heldMessageId} names that message (a client resubscribing after a
      * failover with a message it has not acked yet): then the room waits for its ack. Deliveries may
      * reach the sink before the future completes.
+     *
+     * @param session the client's own session id (nullable), the same across reconnects: a release
+     *        records its holders' ids, and after a failover the room resumes as soon as all of them
+     *        have resubscribed instead of waiting out the client timeout
      */
     public CompletableFuture<SubscribeOutcome> subscribe(ClientId client, String room, SubscriptionMode mode,
-                                                         String heldMessageId) {
+                                                         String heldMessageId, SessionId session) {
         requests.room(room);
         Objects.requireNonNull(mode, "mode");
-        return onLeader(() -> leader.subscribe(client, room, mode, heldMessageId));
+        return onLeader(() -> leader.subscribe(client, room, mode, heldMessageId, session));
     }
 
     /** Leaves one room (others are untouched); the sink is told {@link EjectReason#UNSUBSCRIBED}. */

@@ -2,6 +2,7 @@ package io.hourglass.core.rooms;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.ToLongFunction;
 import java.util.stream.Stream;
 
@@ -26,14 +28,23 @@ import java.util.stream.Stream;
  *   <li>R ⊆ S;</li>
  *   <li>S = ∅ ⇒ pending = ∅ — except while {@link #recovering} after a failover, when a surviving
  *       backlog waits (until the first sync member is back, or the grace ends) for its members;</li>
- *   <li>S ≠ ∅ ∧ pending ≠ ∅ ⇒ R ≠ S;</li>
+ *   <li>S ≠ ∅ ∧ pending ≠ ∅ ⇒ R ≠ S — except while {@link #recovering} after a failover with a message
+ *       in flight, when nothing is released until every recorded holder of that message is back or
+ *       the client timeout has passed ({@link FailoverHold});</li>
  *   <li>at most one message awaits acks ({@link #inFlight()}); a released message is never
  *       overtaken nor queued again (the at-least-once redelivery after a failover goes out first).</li>
  * </ol>
  *
+ * <p>Every release records its holders: the {@link SessionId}s of the sync members it goes to, so that
+ * a future leader's {@link FailoverHold} knows whom to wait for. It records none (the hold then lasts
+ * its full time) when a member has no session id, or when there are more than
+ * {@value #MAX_RECORDED_HOLDERS} members.
+ *
  * <p>Not thread-safe: owned by the engine thread, or by a test.
  */
 final class RoomGate {
+    /** Beyond this many sync members a release records no holders: the entry stays small. */
+    static final int MAX_RECORDED_HOLDERS = 1024;
     private static final long NOT_DELIVERED = Long.MIN_VALUE;
 
     private final String room;
@@ -43,6 +54,8 @@ final class RoomGate {
     private final Map<ClientId, Long> members = new LinkedHashMap<>();
     /** R ⊆ S: members ready for the next message. */
     private final Set<ClientId> ready = new LinkedHashSet<>();
+    /** The session ids of the members of S that gave one; its keys ⊆ S. */
+    private final Map<ClientId, SessionId> sessions = new HashMap<>();
     private final Set<ClientId> listeners = new LinkedHashSet<>();
     /** Pending messages in release order (priority, then sequence). */
     private final TreeMap<RoomKey, PendingMessage> pending = new TreeMap<>();
@@ -58,18 +71,8 @@ final class RoomGate {
      * leader that nobody holds a message, so that it need not hold the room after a failover.
      */
     private boolean settleDue;
-    /**
-     * After a failover, until the first sync member joins or the clock reaches this, a room without
-     * sync members keeps its backlog.
-     */
-    private long holdUntilMs;
-    /**
-     * After a failover, until the clock reaches this, nothing is released even with members present:
-     * the first member back cannot know whether others still hold the message in flight, and
-     * releasing the next one before they are back and have acked would break lock-step. Members
-     * have their client timeout to come back, as they would have to ping within it anyway.
-     */
-    private long gateHoldUntilMs;
+    /** After a failover: what the room waits for before the ordinary rules apply again. */
+    private FailoverHold hold = FailoverHold.none();
 
     RoomGate(String room, RoomSettings settings) {
         this.room = room;
@@ -79,31 +82,29 @@ final class RoomGate {
 
     /**
      * The gate a new leader builds from the replicated state. An at-least-once in-flight message kept
-     * whole ({@code redeliverable}) is released again first; otherwise the in-flight message stays in
-     * flight, never redelivered, so that members that resubscribe saying they hold it gate the room
-     * until they ack it. A room with a backlog keeps it until {@code holdUntilMs} even without sync
-     * members.
+     * whole is released again first; otherwise the in-flight message stays in flight, never
+     * redelivered, so that members that resubscribe saying they hold it gate the room until they ack
+     * it. A room with a backlog keeps it until {@code backlogHoldUntilMs} even without sync members; a
+     * room with a message in flight releases nothing until its recorded holders are all back or the
+     * clock reaches {@code gateHoldUntilMs} ({@link FailoverHold}).
+     *
+     * @param stored the room's in-flight record, or null when it has none
      */
     static RoomGate recovered(String room, RoomSettings settings, Collection<PendingMessage> pending,
-                              PendingMessage storedInFlight, boolean redeliverable, long nowMs, long holdUntilMs,
-                              long gateHoldUntilMs) {
+                              StoredInFlight stored, long nowMs, long backlogHoldUntilMs, long gateHoldUntilMs) {
         RoomGate g = new RoomGate(room, settings);
         for (PendingMessage m : pending) {
             g.pending.put(m.key(), m);
         }
-        if (storedInFlight != null && redeliverable && settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE) {
-            g.redeliver = storedInFlight;
-        } else if (storedInFlight != null) {
-            g.inFlight = storedInFlight;
+        if (stored != null && stored.whole() && settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE) {
+            g.redeliver = stored.message();
+        } else if (stored != null) {
+            g.inFlight = stored.message();
             g.deliveredAtMs = nowMs;
             g.settleDue = true; // cleared once the members are back and ready, if nothing is released first
         }
-        if (!g.pending.isEmpty() || g.redeliver != null) {
-            g.holdUntilMs = holdUntilMs;
-        }
-        if (storedInFlight != null) {
-            g.gateHoldUntilMs = gateHoldUntilMs;
-        }
+        g.hold = FailoverHold.until(!g.pending.isEmpty() || g.redeliver != null ? backlogHoldUntilMs : 0,
+                stored != null ? gateHoldUntilMs : 0, stored != null ? stored.holders() : Set.of());
         return g;
     }
 
@@ -122,9 +123,13 @@ final class RoomGate {
     /**
      * Adds a subscription. A sync member joins S and R, so it neither blocks nor receives the message
      * in flight — unless it says it holds that message ({@code heldMessageId}, a client resubscribing
-     * after a failover): then it joins unready and the room waits for its ack.
+     * after a failover): then it joins unready and the room waits for its ack. After a failover, the
+     * subscriber's {@code session} tells the {@link FailoverHold} that one more holder is back.
+     *
+     * @param session the client's session id, or null when it gave none
      */
-    SubscribeOutcome join(ClientId client, SubscriptionMode mode, String heldMessageId, long nowMs) {
+    SubscribeOutcome join(ClientId client, SubscriptionMode mode, String heldMessageId, SessionId session,
+                          long nowMs) {
         if (members.containsKey(client) || listeners.contains(client)) {
             return SubscribeOutcome.ALREADY_SUBSCRIBED;
         }
@@ -132,11 +137,14 @@ final class RoomGate {
             listeners.add(client);
         } else {
             members.put(client, nowMs);
-            holdUntilMs = 0; // a member is back: the room lives by the ordinary rules again
+            if (session != null) {
+                sessions.put(client, session);
+            }
             if (inFlight == null || heldMessageId == null || !heldMessageId.equals(inFlight.id())) {
                 ready.add(client);
             }
         }
+        hold.subscribed(mode, session);
         return SubscribeOutcome.SUBSCRIBED;
     }
 
@@ -144,6 +152,7 @@ final class RoomGate {
     Optional<SubscriptionMode> leave(ClientId client) {
         if (members.remove(client) != null) {
             ready.remove(client);
+            sessions.remove(client);
             return Optional.of(SubscriptionMode.SYNC);
         }
         return listeners.remove(client) ? Optional.of(SubscriptionMode.ASYNC) : Optional.empty();
@@ -206,10 +215,9 @@ final class RoomGate {
         if (members.isEmpty()) {
             return evaluateWithoutMembers(nowMs);
         }
-        if (nowMs < gateHoldUntilMs) {
+        if (hold.holdsGate(nowMs)) {
             return Optional.empty();
         }
-        gateHoldUntilMs = 0;
         if (ready.size() < members.size()) {
             return Optional.empty();
         }
@@ -232,14 +240,21 @@ final class RoomGate {
         inFlight = head;
         deliveredAtMs = NOT_DELIVERED;
         settleDue = true;
-        return Optional.of(new GateAction.Release(room, head, members.keySet(), listeners, again));
+        return Optional.of(new GateAction.Release(room, head, members.keySet(), listeners, again, holders()));
+    }
+
+    /** The session ids of S, sorted; none when a member has none or S is too large to record. */
+    private List<SessionId> holders() {
+        if (sessions.size() < members.size() || members.size() > MAX_RECORDED_HOLDERS) {
+            return List.of();
+        }
+        return List.copyOf(new TreeSet<>(sessions.values()));
     }
 
     private Optional<GateAction> evaluateWithoutMembers(long nowMs) {
-        if (nowMs < holdUntilMs) {
+        if (hold.keepsBacklog(nowMs)) {
             return Optional.empty();
         }
-        holdUntilMs = 0;
         if (pending.isEmpty() && redeliver == null) {
             if (settleDue) {
                 settleDue = false;
@@ -282,9 +297,9 @@ final class RoomGate {
         return members.keySet().stream().filter(c -> !ready.contains(c)).toList();
     }
 
-    /** Whether a surviving backlog is being kept for members to come back after a failover. */
+    /** Whether a failover hold is on: a surviving backlog or the gate waits for members to come back. */
     boolean recovering(long nowMs) {
-        return nowMs < holdUntilMs || nowMs < gateHoldUntilMs;
+        return hold.active(nowMs);
     }
 
     /** Whether the gate holds nothing worth keeping; the engine then forgets it. */

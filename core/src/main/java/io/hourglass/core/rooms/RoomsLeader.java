@@ -59,7 +59,11 @@ final class RoomsLeader {
         this.loadedIndex = loadedIndex;
     }
 
-    /** Reads every room's replicated state; rooms with a surviving backlog wait {@code graceMs} for their members. */
+    /**
+     * Reads every room's replicated state. A room with a surviving backlog keeps it {@code graceMs} for
+     * its members; a room with a message in flight releases nothing until every recorded holder of it
+     * has resubscribed, or for {@code min(graceMs, defaultTimeoutMs)} when some do not come back.
+     */
     static RoomsLeader load(RoomStore store, Replicator replicator, Clock clock, RoomCounters counters,
                             List<RoomObserver> observers, LongSupplier tickets, Consumer<Runnable> submit,
                             long defaultTimeoutMs, long graceMs) {
@@ -78,8 +82,8 @@ final class RoomsLeader {
             StoredRoom stored = loaded.rooms().getOrDefault(name, StoredRoom.newBuilder().setRoom(name).build());
             List<PendingMessage> pending = loaded.pending().getOrDefault(name, List.of());
             messages += pending.size();
-            leader.gates.put(name, RoomGate.recovered(name, settingsOf(stored), pending, inFlightOf(stored),
-                    stored.getInFlightWhole(), now, now + graceMs, now + Math.min(graceMs, defaultTimeoutMs)));
+            leader.gates.put(name, RoomGate.recovered(name, settingsOf(stored), pending, StoredInFlight.of(stored),
+                    now, now + graceMs, now + Math.min(graceMs, defaultTimeoutMs)));
         }
         LOG.info("rooms leader at applied {}: {} rooms with replicated state, {} pending messages",
                 loaded.position(), names.size(), messages);
@@ -106,12 +110,19 @@ final class RoomsLeader {
         LOG.debug("{} disconnected from {} rooms", s, s.rooms.size());
     }
 
-    SubscribeOutcome subscribe(ClientId client, String room, SubscriptionMode mode, String heldMessageId) {
+    SubscribeOutcome subscribe(ClientId client, String room, SubscriptionMode mode, String heldMessageId,
+                               SessionId session) {
         ClientSession s = sessions.get(client);
         if (s == null) {
             return SubscribeOutcome.UNKNOWN_CLIENT;
         }
-        SubscribeOutcome outcome = gateFor(room).join(client, mode, heldMessageId, clock.millis());
+        RoomGate gate = gateFor(room);
+        long now = clock.millis();
+        boolean recovering = gate.recovering(now);
+        SubscribeOutcome outcome = gate.join(client, mode, heldMessageId, session, now);
+        if (recovering && !gate.recovering(now)) {
+            LOG.debug("room '{}' is past its failover hold: {} subscribed (session {})", room, client, session);
+        }
         if (outcome == SubscribeOutcome.SUBSCRIBED) {
             s.rooms.put(room, mode);
             evaluate(room);
@@ -295,8 +306,7 @@ final class RoomsLeader {
         return gates.computeIfAbsent(room, r -> {
             StoredRoom stored = store.room(r);
             long now = clock.millis();
-            return RoomGate.recovered(r, settingsOf(stored), List.of(), inFlightOf(stored), stored.getInFlightWhole(),
-                    now, now, now);
+            return RoomGate.recovered(r, settingsOf(stored), List.of(), StoredInFlight.of(stored), now, now, now);
         });
     }
 
@@ -354,9 +364,5 @@ final class RoomsLeader {
     private static RoomSettings settingsOf(RoomConfigureCmd cmd) {
         return settingsOf(StoredRoom.newBuilder().setGuaranteeValue(cmd.getGuaranteeValue())
                 .setAckTimeoutMs(cmd.getAckTimeoutMs()).build());
-    }
-
-    private static PendingMessage inFlightOf(StoredRoom stored) {
-        return stored.hasInFlight() ? PendingMessage.of(stored.getInFlight()).orElse(null) : null;
     }
 }

@@ -25,6 +25,15 @@
  * its gates from the store and keeps a surviving backlog for {@code rooms.resubscribeGrace} while
  * clients reconnect and resubscribe.
  *
+ * <p>Failover hold ({@link io.hourglass.core.rooms.FailoverHold}): a room whose message was in flight
+ * releases nothing until the members that held it are back, since the first member back cannot know
+ * who else still holds it. Each release entry records the holders' {@link io.hourglass.core.rooms.SessionId}s
+ * — chosen by the client, the same on every subscribe of a session, unlike the leader-issued
+ * {@code ClientId} — with the in-flight record, so the new leader ends the hold as soon as every
+ * recorded holder has resubscribed (holding the message or not). Holders that do not come back are
+ * waited for at most {@code min(rooms.clientTimeout, rooms.resubscribeGrace)}, and so are all of them
+ * when none were recorded (a member without a session id, or an older entry).
+ *
  * <p>Ordering: a gate decides at once and the decision's entry is proposed only after the room's
  * previous decision was applied, so a released message is never overtaken. A message reaches sinks
  * only after its release entry was applied on this node: an at-most-once message is therefore never

@@ -75,6 +75,12 @@ class RoomApplierTest {
         return RoomCommand.newBuilder().setRoom(room).setRelease(r);
     }
 
+    private static RoomCommand.Builder releaseTo(String room, long ticket, RoomKey key, String... holders) {
+        RoomCommand.Builder c = release(room, ticket, true, "", key);
+        c.getReleaseBuilder().addAllHolders(List.of(holders));
+        return c;
+    }
+
     private static RoomCommand.Builder atLeastOnce(String room) {
         return RoomCommand.newBuilder().setRoom(room)
                 .setConfigure(RoomConfigureCmd.newBuilder().setGuarantee(RoomGuarantee.ROOM_AT_LEAST_ONCE));
@@ -156,6 +162,35 @@ class RoomApplierTest {
     }
 
     @Test
+    void theInFlightRecordKeepsItsHoldersUntilTheNextReleaseReplacesThemOrASettleClearsThem() {
+        List<RoomKey> k = keys(apply(send("r", 0, "m1", 0, "m2", 0, "m3")));
+        apply(releaseTo("r", 1, k.get(0), "s-a", "s-b"));
+        assertEquals(List.of("s-a", "s-b"), rooms.room("r").getHoldersList());
+        apply(releaseTo("r", 2, k.get(1), "s-b"));
+        assertEquals(List.of("s-b"), rooms.room("r").getHoldersList(), "the next release's holders replace them");
+        apply(releaseTo("r", 3, k.get(2)));
+        assertEquals(List.of(), rooms.room("r").getHoldersList(), "a release that knows none records none");
+        apply(releaseTo("r", 4, k.get(2), "s-c")); // a retry of the last release, from the record
+        apply(release("r", 5, false, k.get(1).id())); // a late settle of the older message
+        assertEquals(List.of("s-c"), rooms.room("r").getHoldersList());
+        apply(release("r", 6, false, k.get(2).id()));
+        assertFalse(rooms.room("r").hasInFlight());
+        assertEquals(List.of(), rooms.room("r").getHoldersList(), "cleared with the in-flight record");
+        List<byte[]> entries = new ArrayList<>();
+        store.scanRoomEntries((key, value) -> entries.add(key));
+        assertEquals(0, entries.size(), "nothing of the room is left");
+    }
+
+    @Test
+    void aFlushThatSettlesTheInFlightMessageClearsItsHolders() {
+        List<RoomKey> k = keys(apply(send("r", 0, "m1", 0, "m2")));
+        apply(releaseTo("r", 1, k.get(0), "s-a"));
+        apply(release("r", 2, false, k.get(0).id(), k.get(1)));
+        assertFalse(rooms.room("r").hasInFlight());
+        assertEquals(List.of(), rooms.room("r").getHoldersList());
+    }
+
+    @Test
     void aRoomBackAtTheDefaultsTakesNoSpace() {
         apply(atLeastOnce("r"));
         assertEquals(RoomGuarantee.ROOM_AT_LEAST_ONCE, rooms.room("r").getGuarantee());
@@ -168,7 +203,8 @@ class RoomApplierTest {
     @Test
     void replicasApplyingTheSameEntriesHoldIdenticalBytes() {
         List<RoomCommand.Builder> log = List.of(atLeastOnce("a"), send("a", 2, "x", 1, "y"), send("b", 0, "z"),
-                release("a", 1, true, "", RoomKey.of("a", 1, 2, 1)), release("b", 2, false, "", RoomKey.of("b", 0, 3, 0)));
+                releaseTo("a", 1, RoomKey.of("a", 1, 2, 1), "s-1", "s-2"),
+                release("b", 2, false, "", RoomKey.of("b", 0, 3, 0)));
         log.forEach(this::apply);
         try (EventStore other = EventStore.open(dir.resolve("other"))) {
             StateApplier otherApplier = new StateApplier(other, new RoomApplier(other));

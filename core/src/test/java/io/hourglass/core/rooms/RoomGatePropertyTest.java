@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Timeout;
  * (sometimes claiming to hold the in-flight message), unsubscribe, acks with right, stale, pending,
  * out-of-band, foreign and malformed ids, pings, time passing with evictions, ack deadlines,
  * configuration changes and failovers — and checks after every step ROOMS.md's four invariants, that
- * a released message is never overtaken nor queued again, that at most one message awaits acks, and
- * that the gate agrees with an independent model of who must still ack. Decisions are "committed" at
+ * a released message is never overtaken nor queued again, that at most one message awaits acks, that
+ * the gate agrees with an independent model of who must still ack, that a release records its
+ * holders' session ids (none when a member has none), and that after a failover nothing is released
+ * before the hold's deadline unless every recorded holder has resubscribed. Decisions are "committed" at
  * once, as the engine does once their entries apply. Reproduce a failure with {@code -Drooms.seed=N}.
  */
 @Timeout(120)
@@ -51,7 +53,8 @@ class RoomGatePropertyTest {
         }
         System.out.println("RoomGatePropertyTest covered " + seen);
         for (String what : List.of("Release", "Redelivery", "Flush", "Settle", "ACKED", "DUPLICATE", "NOT_IN_FLIGHT",
-                "evicted", "ack deadline", "failover", "holding")) {
+                "evicted", "ack deadline", "failover", "holding", "holders recorded", "holders not known",
+                "released early: every holder back", "held until the deadline")) {
             assertTrue(seen.getOrDefault(what, 0) > 0, "the histories never reached: " + what);
         }
     }
@@ -61,6 +64,8 @@ class RoomGatePropertyTest {
         private final Random rnd;
         private final List<ClientId> clients = new ArrayList<>();
         private final Map<ClientId, Long> timeouts = new HashMap<>();
+        /** Each client's session id; one client in three histories has none (an older client). */
+        private final Map<ClientId, SessionId> sessionIds = new HashMap<>();
         private final List<String> log = new ArrayList<>();
         private RoomSettings settings = RoomSettings.DEFAULT;
         private RoomGate gate = new RoomGate(ROOM, settings);
@@ -75,6 +80,11 @@ class RoomGatePropertyTest {
         private final Map<ClientId, List<RoomKey>> received = new HashMap<>();
         private PendingMessage storeInFlight;
         private boolean storeInFlightWhole;
+        private Set<SessionId> storeHolders = Set.of();
+        /** After a failover with a message in flight: until when the gate may stay shut, and for whom. */
+        private long gateHoldUntil;
+        private boolean holdersKnown;
+        private final Set<SessionId> holdersNotBack = new HashSet<>();
         /** At least once: the replicated in-flight message a new leader sends again before anything else. */
         private PendingMessage redeliver;
         private PendingMessage inFlight;
@@ -90,6 +100,9 @@ class RoomGatePropertyTest {
                 ClientId c = ClientId.random();
                 clients.add(c);
                 timeouts.put(c, 1000L + rnd.nextInt(3) * 1000L);
+                if (i > 0 || rnd.nextInt(3) != 0) {
+                    sessionIds.put(c, new SessionId("s-" + i));
+                }
             }
         }
 
@@ -150,13 +163,14 @@ class RoomGatePropertyTest {
         private void subscribe(ClientId c, SubscriptionMode mode) {
             boolean claim = inFlight != null && rnd.nextInt(3) == 0;
             log.add("subscribe " + name(c) + " " + mode + (claim ? " holding" : ""));
-            SubscribeOutcome outcome = gate.join(c, mode, claim ? inFlight.id() : null, now);
+            SubscribeOutcome outcome = gate.join(c, mode, claim ? inFlight.id() : null, sessionIds.get(c), now);
             if (subs.containsKey(c)) {
                 assertEquals(SubscribeOutcome.ALREADY_SUBSCRIBED, outcome);
                 return;
             }
             assertEquals(SubscribeOutcome.SUBSCRIBED, outcome);
             subs.put(c, mode);
+            holdersNotBack.remove(sessionIds.get(c));
             if (mode == SubscriptionMode.SYNC) {
                 lastSeen.put(c, now);
                 if (claim) {
@@ -251,7 +265,12 @@ class RoomGatePropertyTest {
             count("failover");
             List<PendingMessage> pending = storePending.stream()
                     .map(k -> new PendingMessage(k, ROOM, k.priority(), 0, "")).toList();
-            gate = RoomGate.recovered(ROOM, settings, pending, storeInFlight, storeInFlightWhole, now, now + 2000, now + 1000);
+            gate = RoomGate.recovered(ROOM, settings, pending, storeInFlight == null ? null
+                    : new StoredInFlight(storeInFlight, storeInFlightWhole, storeHolders), now, now + 2000, now + 1000);
+            gateHoldUntil = storeInFlight == null ? 0 : now + 1000;
+            holdersKnown = !storeHolders.isEmpty();
+            holdersNotBack.clear();
+            holdersNotBack.addAll(storeHolders);
             subs.clear();
             lastSeen.clear();
             awaiting.clear();
@@ -269,6 +288,14 @@ class RoomGatePropertyTest {
                 return;
             }
             log.add("-> " + action.get().getClass().getSimpleName());
+            boolean gated = !gate.members().isEmpty(); // without sync members rule 1 and the backlog hold apply
+            if (gated && now < gateHoldUntil) {
+                assertTrue(holdersKnown && holdersNotBack.isEmpty(),
+                        "within the failover hold only once every recorded holder is back: " + holdersNotBack);
+                count("released early: every holder back");
+            } else if (gated && gateHoldUntil != 0 && now >= gateHoldUntil && !holdersNotBack.isEmpty()) {
+                count("held until the deadline");
+            }
             count(action.get() instanceof GateAction.Release r && r.redelivery() ? "Redelivery"
                     : action.get().getClass().getSimpleName());
             if (action.get() instanceof GateAction.Release r) {
@@ -300,6 +327,13 @@ class RoomGatePropertyTest {
             }
             assertEquals(syncMembers(), r.members());
             assertEquals(subsIn(SubscriptionMode.ASYNC), r.listeners());
+            boolean known = r.members().stream().allMatch(sessionIds::containsKey);
+            Set<SessionId> holders = new TreeSet<>();
+            r.members().stream().filter(sessionIds::containsKey).forEach(c -> holders.add(sessionIds.get(c)));
+            assertEquals(known ? List.copyOf(holders) : List.of(), r.holders(),
+                    "a release records every member's session id, or none when one has none");
+            count(known && !holders.isEmpty() ? "holders recorded" : "holders not known");
+            storeHolders = Set.copyOf(r.holders());
             storeInFlightWhole = settings.guarantee() == DeliveryGuarantee.AT_LEAST_ONCE
                     && (!r.redelivery() || storeInFlightWhole);
             storeInFlight = r.message();
@@ -341,6 +375,7 @@ class RoomGatePropertyTest {
         private void settle(PendingMessage m) {
             if (m != null && storeInFlight != null && storeInFlight.key().equals(m.key())) {
                 storeInFlight = null;
+                storeHolders = Set.of();
             }
         }
 

@@ -86,6 +86,13 @@ final class RoomsFixture implements AutoCloseable {
         return c;
     }
 
+    /** A client subscribed to {@code room} under a session id, as the client library subscribes. */
+    TestClient join(String name, String room, SubscriptionMode mode, String session) {
+        TestClient c = client(name).session(session);
+        c.subscribe(room, mode);
+        return c;
+    }
+
     String send(String room, int priority, String payload) {
         return await(engine.send(room, priority, ByteString.copyFromUtf8(payload), null));
     }
@@ -130,6 +137,8 @@ final class RoomsFixture implements AutoCloseable {
         final String name;
         private final RoomsFixture f;
         ClientId id;
+        /** Sent with every subscribe; null: none, as an older client. */
+        SessionId session;
         boolean autoAck;
         final List<RoomDelivery> deliveries = new ArrayList<>();
         final List<String> events = new ArrayList<>();
@@ -146,8 +155,18 @@ final class RoomsFixture implements AutoCloseable {
             return this;
         }
 
+        TestClient session(String value) {
+            session = new SessionId(value);
+            return this;
+        }
+
         SubscribeOutcome subscribe(String room, SubscriptionMode mode) {
-            return f.await(f.engine.subscribe(id, room, mode));
+            return subscribe(room, mode, null);
+        }
+
+        /** Subscribes saying it holds {@code heldMessageId} (null or empty: nothing), with its session id. */
+        SubscribeOutcome subscribe(String room, SubscriptionMode mode, String heldMessageId) {
+            return f.await(f.engine.subscribe(id, room, mode, heldMessageId, session));
         }
 
         UnsubscribeOutcome unsubscribe(String room) {

@@ -184,7 +184,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
                 case SUBSCRIBE -> {
                     RoomSubscribe s = frame.getSubscribe();
                     answer(requestId, engine.subscribe(c, s.getRoom(), RoomsWire.mode(s.getMode()),
-                            RoomsWire.heldMessage(s.getHeldMessageId())));
+                            RoomsWire.heldMessage(s.getHeldMessageId()), RoomsWire.session(s.getSessionId())));
                 }
                 case UNSUBSCRIBE -> answer(requestId, engine.unsubscribe(c, frame.getUnsubscribe().getRoom()));
                 case ACK -> {

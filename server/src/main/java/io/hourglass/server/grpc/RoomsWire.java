@@ -20,6 +20,7 @@ import io.hourglass.core.rooms.RoomDelivery;
 import io.hourglass.core.rooms.RoomSettings;
 import io.hourglass.core.rooms.RoomSnapshot;
 import io.hourglass.core.rooms.RoomsOverview;
+import io.hourglass.core.rooms.SessionId;
 import io.hourglass.core.rooms.SubscribeOutcome;
 import io.hourglass.core.rooms.SubscriptionMode;
 import io.hourglass.core.rooms.UnsubscribeOutcome;
@@ -101,6 +102,11 @@ final class RoomsWire {
 
     static String heldMessage(String id) {
         return id.isEmpty() ? null : id;
+    }
+
+    /** The subscriber's session id, or null when it sent none (an older client); malformed ones are refused. */
+    static SessionId session(String sessionId) {
+        return SessionId.parseOptional(sessionId);
     }
 
     /** @param maxAckTimeout {@code rooms.maxAckTimeout}: the longest ack timeout a room may be given */

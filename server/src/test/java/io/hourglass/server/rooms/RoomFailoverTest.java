@@ -50,7 +50,10 @@ import org.slf4j.LoggerFactory;
  * flight, clients reconnect to the new leader and resubscribe saying which message they still hold
  * (as the client library does). An at-most-once room never delivers the in-flight message again and
  * releases the next one once its holders acked or were evicted; an at-least-once room redelivers it.
- * Followers refuse every rooms call with UNAVAILABLE and the leader's address.
+ * Followers refuse every rooms call with UNAVAILABLE and the leader's address. These raw streams send
+ * no session id, so the new leader cannot tell when the holders are back and holds every room with
+ * a message in flight for the whole failover hold; {@code RoomHoldersFailoverTest} covers clients
+ * that send one.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class RoomFailoverTest {

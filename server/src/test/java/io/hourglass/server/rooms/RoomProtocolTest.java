@@ -191,6 +191,19 @@ class RoomProtocolTest {
     }
 
     @Test
+    void aMalformedSessionIdIsRefusedWithItsLengthAndOnlyAShortPrefix() {
+        SessionClient a = client("A");
+        SessionReply huge = a.request(SessionRequest.newBuilder().setSubscribe(RoomSubscribe.newBuilder()
+                .setRoom(room).setSessionId("s".repeat(100_000))));
+        assertRefused(huge, "session_id must be 1 to 64 letters, digits or . _ - :");
+        assertTrue(huge.getError().endsWith("got 100000 characters: 'ssssssssssssssss…'"), huge::getError);
+        assertRefused(a.request(SessionRequest.newBuilder().setSubscribe(RoomSubscribe.newBuilder()
+                .setRoom(room).setSessionId("no spaces"))), "got 9 characters: 'no spaces'");
+        assertEquals("SUBSCRIBED", a.request(SessionRequest.newBuilder().setSubscribe(RoomSubscribe.newBuilder()
+                .setRoom(room).setSessionId(UUID.randomUUID().toString()))).getOutcome(), "the stream stays open");
+    }
+
+    @Test
     void outcomesThatChangeNothingAreNotOkAndTheStreamStaysOpen() {
         SessionClient a = client("A");
         SessionClient other = client("O").join(room + "Other", SYNC);
