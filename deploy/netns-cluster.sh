@@ -16,7 +16,12 @@
 #   deploy/netns-cluster.sh partition A B  cut every node of list A off every node of list B (lists
 #                                        like n1,n2; blackhole routes both ways; the host still
 #                                        reaches every node, as clients outside the split would)
-#   deploy/netns-cluster.sh heal-all     remove every cut made by partition
+#   deploy/netns-cluster.sh slow NODES DELAY JITTER LOSS  make the links of NODES (a list like
+#                                        n1,n2,n3) slow and lossy both ways: tc netem on each one's
+#                                        eth0, e.g. 'slow n1,n2,n3 100ms 25ms 5%'; on a kernel
+#                                        without netem: tbf 1 Mbit/s with up to DELAY of queue, and
+#                                        nftables random drops for the loss
+#   deploy/netns-cluster.sh heal-all     remove every cut made by partition, and every slow link
 #   deploy/netns-cluster.sh net-down     delete namespaces, veths and the bridge (no processes)
 #
 # Environment: HOURGLASS_HOME (default deploy/target/hourglass), HOURGLASS_RUN_DIR (default
@@ -148,10 +153,38 @@ case $cmd in
     done
     echo "cut $2 off $3"
     ;;
+  slow)
+    [ $# -eq 5 ] || die "slow takes nodes, delay, jitter and loss, e.g. 'slow n1,n2 100ms 25ms 5%'"
+    command -v tc >/dev/null || die "needs tc (iproute2)"
+    for a in $(echo "$2" | tr ',' ' '); do
+      s_ns=$(ns "$(index_of "$a")")
+      if ip netns exec "$s_ns" tc qdisc replace dev eth0 root netem delay "$3" "$4" loss "$5" 2>/dev/null; then
+        how="netem delay $3 jitter $4 loss $5"
+      else
+        # A kernel without sch_netem (some VM kernels): a slow link instead of a long one, 1 Mbit/s
+        # with up to DELAY of queue (tbf), and the loss by random drops (nftables).
+        command -v nft >/dev/null || die "no netem in this kernel, and no nft for the loss"
+        ip netns exec "$s_ns" tc qdisc replace dev eth0 root tbf rate 1mbit burst 16kb latency "$3"
+        ip netns exec "$s_ns" nft -f - <<EOF_NFT
+table inet hgslow {
+  chain out { type filter hook output priority 0; numgen random mod 100 < ${5%%%} drop; }
+  chain in { type filter hook input priority 0; numgen random mod 100 < ${5%%%} drop; }
+}
+EOF_NFT
+        how="no netem here: tbf 1mbit with up to $3 of queue, nft random loss $5"
+      fi
+    done
+    echo "$2 slowed: $how"
+    ;;
   heal-all)
     i=1
-    while [ "$i" -le "$(size)" ]; do ip netns exec "$(ns "$i")" ip route flush type blackhole; i=$((i + 1)); done
-    echo "every cut healed"
+    while [ "$i" -le "$(size)" ]; do
+      ip netns exec "$(ns "$i")" ip route flush type blackhole
+      ip netns exec "$(ns "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
+      ip netns exec "$(ns "$i")" nft delete table inet hgslow 2>/dev/null || true
+      i=$((i + 1))
+    done
+    echo "every cut and slow link healed"
     ;;
   kill)
     i=$(index_of "${2:-}"); p=$(cat "$run/n$i/pid" 2>/dev/null || true)
@@ -176,7 +209,7 @@ case $cmd in
     echo "stopped; namespaces, veths and bridge removed (data kept in $run)"
     ;;
   *)
-    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || exit 2
     ;;
 esac

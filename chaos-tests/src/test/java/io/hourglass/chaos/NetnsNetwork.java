@@ -120,7 +120,24 @@ public final class NetnsNetwork implements AutoCloseable {
         script("partition", names(a), names(b));
     }
 
-    /** Removes every cut. */
+    /**
+     * Whether {@link #slow} can work here: it needs tc, and nftables for the loss where the kernel
+     * has no netem (checked by the script); without nft the slow-net fault is left out.
+     */
+    public static boolean canSlowLinks() {
+        return java.util.stream.Stream.of("/usr/sbin/nft", "/usr/bin/nft", "/sbin/nft").map(Path::of)
+                .anyMatch(Files::isExecutable);
+    }
+
+    /**
+     * Makes the links of {@code nodes} (1-based) slow and lossy both ways (tc netem on each one's
+     * interface): every packet delayed {@code delayMs} ± {@code jitterMs}, {@code lossPercent} % dropped.
+     */
+    public void slow(List<Integer> nodes, int delayMs, int jitterMs, int lossPercent) {
+        script("slow", names(nodes), delayMs + "ms", jitterMs + "ms", lossPercent + "%");
+    }
+
+    /** Removes every cut and every slow link. */
     public void healAll() {
         script("heal-all");
     }

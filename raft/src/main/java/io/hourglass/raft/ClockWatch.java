@@ -60,8 +60,9 @@ final class ClockWatch implements AutoCloseable {
     /** How often the other voters' clocks are read. */
     static final Duration INTERVAL = Duration.ofSeconds(1);
     /** A reading older than this many intervals no longer counts. */
-    private static final int FRESH_INTERVALS = 3;
-    private static final long CALL_DEADLINE_MS = 500;
+    private static final int FRESH_INTERVALS = 5;
+    /** A slow answer is still a good reading (its error is half the round trip), so the deadline is loose. */
+    private static final long CALL_DEADLINE_MS = 2_000;
 
     /** One reading of a peer: this node's clock minus the peer's, how wrong that may be, and when it was asked. */
     record Reading(long offsetMs, long errorMs, long atNanos) {
@@ -232,7 +233,11 @@ final class ClockWatch implements AutoCloseable {
         offsets.sort(Long::compare);
         long median = offsets.isEmpty() ? 0 : offsets.get(offsets.size() / 2);
         offsetMs = median;
-        boolean skewed = !others.isEmpty() && off >= majority;
+        // A verdict needs evidence either way: off for a majority of the voters, or within the
+        // bound for a majority counting this node. Too few readings (calls timing out under load)
+        // keep the last verdict rather than flapping.
+        int within = offsets.size() - off;
+        boolean skewed = off >= majority || (refusal != null && within + 1 < majority);
         boolean judgedJump = jumpRefusal != null && sinceJump >= majority - 1;
         if (skewed && refusal == null) {
             refusal = nodeId + "'s clock is " + median + " ms off the other nodes' (more than raft.maxClockSkew "

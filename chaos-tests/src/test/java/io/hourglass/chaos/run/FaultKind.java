@@ -19,14 +19,36 @@ enum FaultKind {
     /** A new node started empty, added as a voter under load, then removed again. */
     MEMBERSHIP("membership", false),
     /** Leadership moved to a seeded node through the Admin API. */
-    TRANSFER_LEADER("transfer-leader", false);
+    TRANSFER_LEADER("transfer-leader", false),
+    /**
+     * Every node's link slow and lossy, then healed: tc netem 50–200 ms delay with jitter and 5 % loss;
+     * on a kernel without netem (this machine's), 1 Mbit/s with up to that much queue and 5 % random
+     * drops (nftables).
+     */
+    SLOW_NETWORK("slow-net", true),
+    /**
+     * A seeded follower restarted with its wall clock minutes ahead or behind (libfaketime), made
+     * leader through the Admin API, then restarted with a true clock.
+     */
+    CLOCK_SKEW("clock-skew", false, true);
 
     private final String label;
     private final boolean needsNetwork;
+    private final boolean needsFaketime;
 
     FaultKind(String label, boolean needsNetwork) {
+        this(label, needsNetwork, false);
+    }
+
+    FaultKind(String label, boolean needsNetwork, boolean needsFaketime) {
         this.label = label;
         this.needsNetwork = needsNetwork;
+        this.needsFaketime = needsFaketime;
+    }
+
+    /** Needs libfaketime (Debian's faketime package). */
+    boolean needsFaketime() {
+        return needsFaketime;
     }
 
     String label() {

@@ -3,6 +3,7 @@ package io.hourglass.chaos.run;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.Status;
+import io.hourglass.chaos.NetnsNetwork;
 import io.hourglass.chaos.ServerProcess;
 import io.hourglass.client.AdminClient;
 import io.hourglass.client.HourglassClient;
@@ -59,6 +60,8 @@ final class Nemesis {
         this.adminClient = adminClient;
         this.kinds = Arrays.stream(FaultKind.values())
                 .filter(k -> !k.needsNetwork() || cluster.partitionable())
+                .filter(k -> !k.needsFaketime() || ServerProcess.faketimeLibrary().isPresent())
+                .filter(k -> k != FaultKind.SLOW_NETWORK || NetnsNetwork.canSlowLinks())
                 .filter(k -> only.isEmpty() || only.contains(k.label())).toList();
         if (kinds.isEmpty()) {
             throw new IllegalArgumentException("no fault kind left to run from " + only);
@@ -115,6 +118,8 @@ final class Nemesis {
             case WIPE_NODE -> wipe(f, voter(f.nodePick()));
             case MEMBERSHIP -> membership(f);
             case TRANSFER_LEADER -> transfer(f);
+            case SLOW_NETWORK -> slowNetwork(f);
+            case CLOCK_SKEW -> clockSkew(f);
         }
     }
 
@@ -232,6 +237,61 @@ final class Nemesis {
         }
         leader();
         record(f, leader.nodeId() + "->" + target.nodeId(), start);
+    }
+
+    /** Every voter's link delayed 50–200 ms (jitter a quarter of it) with 5 % loss, for longer than an election. */
+    private void slowNetwork(Fault f) {
+        int delayMs = 50 + (int) (f.holdMs() % 151);
+        long holdMs = PAUSE.toMillis() + f.holdMs();
+        List<Integer> all = new ArrayList<>();
+        for (ServerProcess n : cluster.voters()) {
+            all.add(cluster.slotOf(n));
+        }
+        announce(f, "all", "delay " + delayMs + " ms ± " + delayMs / 4 + ", 5 % loss, for " + holdMs + " ms");
+        cluster.network().orElseThrow().slow(all, delayMs, delayMs / 4, 5);
+        long start = System.currentTimeMillis();
+        hold(holdMs);
+        cluster.network().orElseThrow().healAll();
+        record(f, "all", start);
+        cluster.voters().forEach(n -> n.awaitReady(ChaosCluster.READY_TIMEOUT));
+    }
+
+    /**
+     * A follower restarted with its clock 1–5 minutes ahead or behind and made leader: it must stamp
+     * nothing with that clock and hand its leadership over (raft.maxClockSkew), so no delivery is
+     * early and no TTL short by the checker's clock. Then restarted with a true clock.
+     */
+    private void clockSkew(Fault f) {
+        ServerProcess leader = leader();
+        ServerProcess victim = voter(f.nodePick());
+        if (victim == leader) {
+            victim = voter((f.nodePick() + 1) % cluster.voters().size());
+        }
+        long minutes = 1 + f.holdMs() % 5;
+        Duration offset = Duration.ofMinutes(f.shuffled().get(0) % 2 == 0 ? minutes : -minutes);
+        announce(f, victim.nodeId(), "restarted with its clock " + offset.toSeconds() + " s off, then made leader");
+        long start = System.currentTimeMillis();
+        victim.kill();
+        victim.clockOffset(offset);
+        victim.start();
+        victim.awaitReady(ChaosCluster.READY_TIMEOUT);
+        try {
+            adminClient.admin().transferLeader(victim.nodeId());
+            System.out.println("clock-skew: " + victim.nodeId() + " was made leader");
+        } catch (HourglassClientException e) {
+            System.out.println("clock-skew: the transfer to " + victim.nodeId() + " failed: " + e.getMessage());
+        }
+        hold(f.holdMs());
+        ServerProcess skewed = victim;
+        long handedOver = System.currentTimeMillis();
+        ServerProcess next = cluster.awaitLeader(LEADER_TIMEOUT);
+        System.out.println("clock-skew: leader " + next.nodeId() + (next == skewed ? " (still the skewed node!)" : "")
+                + " " + (System.currentTimeMillis() - handedOver) + " ms after the hold");
+        victim.kill();
+        victim.clockOffset(null);
+        victim.start();
+        victim.awaitReady(ChaosCluster.READY_TIMEOUT);
+        record(f, victim.nodeId(), start);
     }
 
     private static String names(List<ServerProcess> nodes) {
