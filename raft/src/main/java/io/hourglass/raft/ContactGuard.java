@@ -60,6 +60,19 @@ final class ContactGuard implements AutoCloseable {
         this.ticker = tick ? Daemons.scheduler("hourglass-contact-" + nodeId) : null;
     }
 
+    /**
+     * The guard of a node with this group view: out of touch after no answer from its leader (or,
+     * leading, from a majority) for 1/4 of {@code raft.electionTimeoutMin}, for another 9/20 of it,
+     * it probes the voters for 1/10 of it (at least 50 ms): about 0.8 s with the defaults before a
+     * cut-off node refuses.
+     */
+    static ContactGuard of(RaftConfig config, GroupView view) {
+        long timeoutMin = config.electionTimeoutMin().toMillis();
+        int probeMs = (int) Math.max(50, timeoutMin / 10);
+        return new ContactGuard(config.nodeId(), () -> view.outOfTouch(timeoutMin / 4),
+                () -> view.majorityReachable(probeMs), Duration.ofMillis(timeoutMin * 9 / 20), System::nanoTime, true);
+    }
+
     void start() {
         if (ticker != null) {
             ticker.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);

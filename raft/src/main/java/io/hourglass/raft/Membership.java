@@ -1,5 +1,6 @@
 package io.hourglass.raft;
 
+import io.hourglass.core.AlreadyExistsException;
 import io.hourglass.core.HourglassException;
 import io.hourglass.core.NotFoundException;
 import java.io.IOException;
@@ -7,11 +8,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,11 +32,55 @@ final class Membership {
     private final String nodeId;
     private final RaftServer server;
     private final RaftClient client;
+    /** Builds a client for one new node (adding it), with this node's Raft properties and TLS. */
+    private final java.util.function.Supplier<RaftClient.Builder> clients;
 
-    Membership(String nodeId, RaftServer server, RaftClient client) {
+    Membership(String nodeId, RaftServer server, RaftClient client, java.util.function.Supplier<RaftClient.Builder> clients) {
         this.nodeId = nodeId;
         this.server = server;
         this.client = client;
+        this.clients = clients;
+    }
+
+    /**
+     * Adds a voter: creates the group on the new node (started empty with --join), then commits
+     * the new configuration; Ratis lets the new node catch up before it counts for the quorum.
+     *
+     * @throws AlreadyExistsException when the id is already a member
+     */
+    List<RaftNode.Member> addVoter(String id, String host, int raftPort) throws IOException {
+        List<RaftPeer> peers = new ArrayList<>(currentPeers());
+        if (peers.stream().anyMatch(p -> p.getId().toString().equals(id))) {
+            throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
+        }
+        RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
+        peers.add(added);
+        try (RaftClient toNew = clients.get().setRaftGroup(RaftGroup.valueOf(RaftNode.GROUP_ID, added))
+                .setClientId(ClientId.randomId())
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
+                        TimeDuration.valueOf(500, TimeUnit.MILLISECONDS))).build()) {
+            RaftClientReply created = toNew.getGroupManagementApi(added.getId())
+                    .add(RaftGroup.valueOf(RaftNode.GROUP_ID, peers));
+            if (!created.isSuccess()) {
+                throw new IOException("node " + id + " at " + added.getAddress() + " refused the group: " + created.getException());
+            }
+        } catch (org.apache.ratis.protocol.exceptions.AlreadyExistsException e) {
+            LOG.info("{}: {} already has the group", nodeId, id);
+        } catch (org.apache.ratis.protocol.exceptions.RaftRetryFailureException e) {
+            // Not an internal fault: the new node is not (yet) listening. Clients may retry.
+            throw new io.hourglass.core.UnavailableException("node " + id + " at " + added.getAddress()
+                    + " did not answer; start it with --join first, then add it again", e);
+        }
+        return setVoters(peers);
+    }
+
+    /** Asks this node's state machine to take a snapshot now; returns its index. */
+    long snapshotNow(Duration timeout) throws IOException {
+        RaftClientReply reply = client.getSnapshotManagementApi(server.getId()).create(timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("snapshot failed: " + reply.getException());
+        }
+        return reply.getLogIndex();
     }
 
     /** The voters of the current configuration. */

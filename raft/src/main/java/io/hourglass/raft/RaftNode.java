@@ -1,7 +1,6 @@
 package io.hourglass.raft;
 
 import io.hourglass.core.AlreadyExistsException;
-import io.hourglass.core.HourglassException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
@@ -17,12 +16,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
@@ -38,26 +34,23 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
 import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One node's membership in the Hourglass Raft group: the Ratis server with the
- * {@link HourglassStateMachine}, and a Ratis client through which this node proposes commands
- * ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
+ * {@link HourglassStateMachine}, through which this node proposes commands ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
  *
  * <pre>
  *   Ratis callbacks ──▶ HourglassStateMachine ──▶ LeadershipNotifier ──▶ LeadershipListeners
  *   (any thread)         (term of each signal)     (one thread, stale      (in epoch order)
  *                                                   signals dropped)
- *   propose ──▶ Proposer ──▶ own division while leading, else the Raft client
+ *   propose ──▶ Proposer ──▶ own division while leading, else Forwarder ──▶ the leader this node knows
  *   store failure ──▶ FailStop ──▶ Raft server closed once, failure listeners told
  * </pre>
  *
@@ -83,28 +76,24 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final RaftServer server;
     private final RaftClient client;
     private final HourglassStateMachine stateMachine;
-    private final RaftProperties properties;
     private final EventStore store;
     private final CheckpointServer checkpointServer;
     private final LeadershipNotifier leadership;
     private final FailStop failStop;
     private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closing = new AtomicBoolean();
-    private final FollowerWatch followerWatch;
-    private final LostLogWatch lostLogWatch;
+    private final LogWatches watches;
     private final Forwarder forwarder;
     private final ClockWatch clockWatch;
     private final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
-    private final ScheduledExecutorService watchExecutor;
+    private final RaftCounters counters;
     /** The peer mTLS material, or null for plain text. */
     private final PemTls peerTls;
     private final PeerPortGuard peerGuard;
     private final LeaderExitWatch leaderExit;
     private final ContactGuard contact;
-    /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
-    private final Parameters parameters;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -116,9 +105,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadership = new LeadershipNotifier(config.nodeId());
         this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
-        this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
-        this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
-        this.watchExecutor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
         List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
@@ -127,8 +113,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
-        Parameters parameters = new Parameters();
-        this.parameters = parameters;
+        Parameters parameters = new Parameters(); // the peer TLS: every Raft client this node makes uses them
         this.peerTls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
                 config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
         SslContext checkpointTls = null;
@@ -136,8 +121,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
             // Mutual TLS on every Raft channel (replication, this node's client and admin calls) and
             // for the checkpoint download, which is served on the same port.
             GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(peerTls.keyManager(), peerTls.trustManager(), true));
-            checkpointTls = GrpcSslContexts.forClient().keyManager(peerTls.keyManager())
-                    .trustManager(peerTls.trustManager()).build();
+            checkpointTls = GrpcSslContexts.forClient().keyManager(peerTls.keyManager()).trustManager(peerTls.trustManager()).build();
         }
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
                 checkpointTls);
@@ -145,7 +129,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 this::raftAddressOf, checkpointTls, this::handOverWhileSkewed);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop,
                 clockWatch::refusal);
-        this.properties = RatisSettings.properties(config, maxEntryBytes);
+        RaftProperties properties = RatisSettings.properties(config, maxEntryBytes);
         // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
         // exactly as reachable, and as protected, as replication itself.
         // With peer TLS, PeerPortGuard takes over the port's TLS so a caller presenting no certificate
@@ -168,22 +152,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .setStateMachine(stateMachine)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
-        this.client = RaftClient.newBuilder()
-                .setClientId(ClientId.randomId())
-                .setRaftGroup(group)
-                .setLeaderId(peers.size() == 1 ? selfId : null)
-                .setProperties(properties)
-                .setParameters(parameters)
-                .setRetryPolicy(RatisSettings.retryPolicy(config))
-                .build();
+        this.client = RaftClient.newBuilder().setClientId(ClientId.randomId()).setRaftGroup(group)
+                .setLeaderId(peers.size() == 1 ? selfId : null).setProperties(properties).setParameters(parameters)
+                .setRetryPolicy(RatisSettings.retryPolicy(config)).build();
         this.view = new GroupView(config, server);
-        // A node without an answer from its leader (or, leading, from a majority) for 1/4 of the
-        // minimum election timeout, for another 9/20 of it, probes the voters for 1/10 of it: about
-        // 0.8 s with the defaults before a cut-off node refuses (see ContactGuard).
-        long timeoutMin = config.electionTimeoutMin().toMillis();
-        int probeMs = (int) Math.max(50, timeoutMin / 10);
-        this.contact = new ContactGuard(config.nodeId(), () -> view.outOfTouch(timeoutMin / 4),
-                () -> view.majorityReachable(probeMs), Duration.ofMillis(timeoutMin * 9 / 20), System::nanoTime, true);
+        this.contact = ContactGuard.of(config, view);
         // An attempt forwarded to a leader that neither answers nor is replaced in the division's
         // view is given up after the minimum election timeout (see Forwarder).
         this.forwarder = new Forwarder(config.nodeId(), client.getClientRpc(), selfId, view::leaderId, view::peers,
@@ -191,7 +164,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
         leadership.addListener(change -> forwarder.leaderChanged());
         this.proposer = new Proposer(server, forwarder, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
                 proposals, contact);
-        this.membership = new Membership(config.nodeId(), server, client);
+        this.membership = new Membership(config.nodeId(), server, client,
+                () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
+        this.watches = new LogWatches(config, this::status, view, stateMachine::installing, membership);
+        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, peerGuard, checkpointServer);
     }
 
     private CompletableFuture<RaftClientReply> submitToOwnDivision(RaftClientRequest request) {
@@ -218,9 +194,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public void start() throws IOException {
         server.start();
         clockWatch.start();
-        long every = Math.max(100, Math.min(1_000,
-                Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
-        watchExecutor.scheduleWithFixedDelay(this::watchFollowers, every, every, TimeUnit.MILLISECONDS);
+        watches.start();
         contact.start();
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
@@ -255,47 +229,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return failStop.cause();
     }
 
-    /**
-     * One look (the watch thread): a leader at its followers' progress ({@link FollowerWatch}), a
-     * follower at whether its leader still sends what its log lacks ({@link LostLogWatch}).
-     */
-    private void watchFollowers() {
-        try {
-            Status s = status();
-            if ("LEADER".equals(s.role())) {
-                lostLogWatch.reset();
-                followerWatch.observe(s.followerMatchIndex(), s.commitIndex(), System.nanoTime());
-                return;
-            }
-            followerWatch.reset();
-            GroupView.FollowerProgress p = view.followerProgress();
-            if (p == null) {
-                lostLogWatch.reset();
-                return;
-            }
-            String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),
-                    stateMachine.installing(), System.nanoTime());
-            if (suspect != null) {
-                long[] commits = membership.commitIndexesAt(suspect);
-                if (lostLogWatch.starved(suspect, commits[0], commits[1], p.logEnd(), System.nanoTime())) {
-                    membership.askToStepDown(suspect, config.electionTimeoutMax().multipliedBy(2));
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: follower watch failed", config.nodeId(), e);
-        }
-    }
-
-    /** Forwarded proposal attempts given up: {@code [another leader was known, no answer in time]} (see {@link Forwarder}). */
-    public long[] forwardsGivenUp() {
-        return new long[] {forwarder.retargeted(), forwarder.unanswered()};
-    }
-
-    /** Step-downs this node asked of a leader that kept sending past its log's end (see {@link LostLogWatch}). */
-    public long lostLogStepDownRequests() {
-        return lostLogWatch.asks();
-    }
-
     /** A leader whose clock is off hands its leadership over (each verdict of {@link ClockWatch} while skewed). */
     private void handOverWhileSkewed() {
         if (!closing.get() && isLeader()) {
@@ -306,11 +239,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     private List<String> otherVoters() {
         return view.peers().stream().map(p -> p.getId().toString()).filter(id -> !id.equals(config.nodeId())).toList();
-    }
-
-    /** This node's clock minus the other voters' (median of the last readings, ms; see {@link ClockWatch}). */
-    public long clockOffsetMs() {
-        return clockWatch.offsetMs();
     }
 
     /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
@@ -325,25 +253,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return server;
     }
 
-    /** Elections this node started at once because its leader's process was gone ({@link LeaderExitWatch}). */
-    public long leaderExitElections() {
-        return leaderExit.elections();
+    /** What this node's Raft side counts ({@code /metrics}, tests). */
+    public RaftCounters counters() {
+        return counters;
     }
 
-    /** Calls the Raft port refused because the caller presented no peer certificate ({@link PeerPortGuard}). */
-    public long refusedPeerCalls() {
-        return peerGuard.refused();
-    }
-
-    /**
-     * Followers that have stopped catching up (see {@link FollowerWatch}); empty unless this node
-     * leads.
-     */
-    public Set<String> stalledFollowers() {
-        return followerWatch.stalled();
-    }
-
-    /** The last leadership change published to the listeners. */
     public Leadership leadership() {
         return leadership.current();
     }
@@ -384,11 +298,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return view.readiness(isLeader());
     }
 
-    /** {@link #readiness()} without the reason. */
-    public boolean isReady() {
-        return readiness().ready();
-    }
-
     /**
      * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
      * or fails after {@code timeout}.
@@ -399,16 +308,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Asks this node's state machine to take a snapshot now; returns its index. */
     public long snapshotNow(Duration timeout) throws IOException {
-        RaftClientReply reply = client.getSnapshotManagementApi(selfId).create(timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("snapshot failed: " + reply.getException());
-        }
-        return reply.getLogIndex();
-    }
-
-    /** Leadership changes this node has published (elections it won or lost, leaders it learned of). */
-    public long leaderChanges() {
-        return leadership.current().epoch();
+        return membership.snapshotNow(timeout);
     }
 
     /** A point-in-time view of this node's Raft state, for status and metrics. */
@@ -433,11 +333,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return membership.raftAddressOf(peerId);
     }
 
-    /** Checkpoint chunks this node has sent to followers (tests, metrics). */
-    public long checkpointChunksSent() {
-        return checkpointServer.chunksSent();
-    }
-
     /** A voter: its id and Raft address. */
     public record Member(String id, String raftAddress) {
     }
@@ -447,48 +342,18 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return membership.members();
     }
 
-    private List<RaftPeer> currentPeers() throws IOException {
-        return membership.currentPeers();
-    }
-
     /**
-     * Adds a voter: creates the group on the new node (started empty with --join), then commits
-     * the new configuration; Ratis lets the new node catch up before it counts for the quorum.
+     * Adds a voter (see {@link Membership#addVoter}).
      *
      * @throws AlreadyExistsException when the id is already a member
      */
     public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
-        List<RaftPeer> peers = new java.util.ArrayList<>(currentPeers());
-        if (peers.stream().anyMatch(p -> p.getId().toString().equals(id))) {
-            throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
-        }
-        RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
-        peers.add(added);
-        try (RaftClient toNew = RaftClient.newBuilder().setProperties(properties).setParameters(parameters)
-                .setRaftGroup(RaftGroup.valueOf(GROUP_ID, added)).setClientId(ClientId.randomId())
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
-                        TimeDuration.valueOf(500, TimeUnit.MILLISECONDS))).build()) {
-            RaftClientReply created = toNew.getGroupManagementApi(added.getId()).add(RaftGroup.valueOf(GROUP_ID, peers));
-            if (!created.isSuccess()) {
-                throw new IOException("node " + id + " at " + added.getAddress() + " refused the group: " + created.getException());
-            }
-        } catch (org.apache.ratis.protocol.exceptions.AlreadyExistsException e) {
-            LOG.info("{}: {} already has the group", config.nodeId(), id);
-        } catch (org.apache.ratis.protocol.exceptions.RaftRetryFailureException e) {
-            // Not an internal fault: the new node is not (yet) listening. Clients may retry.
-            throw new io.hourglass.core.UnavailableException("node " + id + " at " + added.getAddress()
-                    + " did not answer; start it with --join first, then add it again", e);
-        }
-        return setVoters(peers);
+        return membership.addVoter(id, host, raftPort);
     }
 
     /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
     public List<Member> removeVoter(String id) throws IOException {
         return membership.removeVoter(id);
-    }
-
-    private List<Member> setVoters(List<RaftPeer> peers) throws IOException {
-        return membership.setVoters(peers);
     }
 
     public String nodeId() {
@@ -511,7 +376,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public void close() throws IOException {
         handOver();
         closing.set(true);
-        watchExecutor.shutdownNow();
+        watches.close();
         leaderExit.close();
         contact.close();
         clockWatch.close();

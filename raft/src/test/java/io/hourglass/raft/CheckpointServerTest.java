@@ -118,15 +118,15 @@ final class CheckpointServerTest {
 
     @Test
     void unreadDownloadsHoldATransportWindowEachTheCapRefusesMoreAndAReaderGetsEverything() throws Exception {
-        long before = node.checkpointChunksSent();
+        long before = node.counters().checkpointChunksSent();
         for (int i = 0; i < STALLED; i++) {
             download("stalled-" + i, 1);
         }
         await("the stalled downloads started").atMost(Duration.ofSeconds(30))
-                .until(() -> node.checkpointChunksSent() > before);
+                .until(() -> node.counters().checkpointChunksSent() > before);
         long[] settled = {-1};
         await("the senders stopped").atMost(Duration.ofSeconds(30)).pollDelay(Duration.ofMillis(500)).until(() -> {
-            long now = node.checkpointChunksSent();
+            long now = node.counters().checkpointChunksSent();
             boolean still = now == settled[0];
             settled[0] = now;
             return still;

@@ -42,9 +42,9 @@ class ClockSkewTest {
             TestGroup.put(leader, "before").get();
             RaftNode skewed = group.node("n3");
             await("n3 sees its clock off the others'").atMost(Duration.ofSeconds(10))
-                    .until(() -> skewed.clockOffsetMs() > FIVE_MINUTES.toMillis() - 1_000);
+                    .until(() -> skewed.counters().clockOffsetMs() > FIVE_MINUTES.toMillis() - 1_000);
             await("n1 sees its clock in line with the majority").atMost(Duration.ofSeconds(10))
-                    .until(() -> Math.abs(group.node("n1").clockOffsetMs()) < 1_000);
+                    .until(() -> Math.abs(group.node("n1").counters().clockOffsetMs()) < 1_000);
 
             leader.transferLeadership("n3", Duration.ofSeconds(10));
             List<Throwable> refused = new ArrayList<>();

@@ -44,7 +44,7 @@ class LeaderExitWatchTest {
                     .until(() -> group.nodes().values().stream().anyMatch(RaftNode::isLeader));
             long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
             assertTrue(tookMs < 6_000, "a new leader after " + tookMs + " ms, before the 8 s election timeout");
-            long forced = group.nodes().values().stream().mapToLong(RaftNode::leaderExitElections).sum();
+            long forced = group.nodes().values().stream().mapToLong(n -> n.counters().leaderExitElections()).sum();
             assertEquals(1, forced, "one follower started the election, the other waited and saw it win");
             RaftNode next = group.nodes().values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
             TestGroup.put(next, "after").get(); // the new leader commits with the remaining follower
@@ -82,7 +82,7 @@ class LeaderExitWatchTest {
             }
             await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4))
                     .until(() -> leader.isLeader() && group.nodes().values().stream()
-                            .mapToLong(RaftNode::leaderExitElections).sum() == 0);
+                            .mapToLong(n -> n.counters().leaderExitElections()).sum() == 0);
         }
     }
 }

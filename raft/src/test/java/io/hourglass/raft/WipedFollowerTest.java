@@ -56,7 +56,7 @@ class WipedFollowerTest {
             long committed = leader.status().commitIndex();
             await("wiped follower " + followerId + " (round " + round + ") applies what was committed up to " + committed)
                     .atMost(Duration.ofSeconds(60)).until(() -> follower.status().appliedIndex() >= committed);
-            await("and calls itself ready").atMost(Duration.ofSeconds(30)).until(follower::isReady);
+            await("and calls itself ready").atMost(Duration.ofSeconds(30)).until(() -> follower.readiness().ready());
             await("holds what the leader holds").atMost(Duration.ofSeconds(30)).until(() ->
                     group.store(followerId).digest().equals(group.store(leader.nodeId()).digest()));
         }

@@ -265,7 +265,7 @@ public final class HourglassNode implements AutoCloseable {
 
     /** Checkpoint chunks this node has sent to followers (tests). */
     public long checkpointChunksSent() {
-        return raft.checkpointChunksSent();
+        return raft.counters().checkpointChunksSent();
     }
 
     public int httpPort() {

@@ -5,6 +5,7 @@ import io.hourglass.core.delivery.DeliveryMetrics;
 import io.hourglass.core.proto.NewMessage;
 import io.hourglass.core.rooms.RoomCounters;
 import io.hourglass.core.rooms.RoomEngine;
+import io.hourglass.raft.RaftCounters;
 import io.hourglass.raft.RaftNode;
 import io.hourglass.server.grpc.RoomsService;
 import io.micrometer.core.instrument.Counter;
@@ -84,28 +85,28 @@ public final class NodeMetrics implements AutoCloseable {
         gauge("hourglass.is.leader", "1 when this node leads and dispatches", raft, r -> r.isLeader() ? 1 : 0);
         gauge("hourglass.raft.term", "Current Raft term", raft, r -> r.status().term());
         gauge("hourglass.clock.offset.ms", "This node's clock minus the other voters' (median of the last readings; "
-                + "beyond raft.maxClockSkew the node stamps no entries)", raft, r -> r.clockOffsetMs());
+                + "beyond raft.maxClockSkew the node stamps no entries)", raft.counters(), RaftCounters::clockOffsetMs);
         gauge("hourglass.raft.commit.index", "Highest log index known committed", raft, r -> r.status().commitIndex());
         gauge("hourglass.raft.applied.index", "Highest log index applied to the store", raft, r -> r.status().appliedIndex());
-        FunctionCounter.builder("hourglass.raft.leader.changes", raft, RaftNode::leaderChanges)
+        FunctionCounter.builder("hourglass.raft.leader.changes", raft.counters(), RaftCounters::leaderChanges)
                 .description("Leadership changes this node saw").register(registry);
         FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())
                 .description("Snapshots taken (store flushed, log purgeable)").register(registry);
         FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
                 .description("Leader checkpoints installed by this node").register(registry);
-        FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft, RaftNode::lostLogStepDownRequests)
+        FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)
                 .description("Step-downs this node asked of a leader that appended nothing past its log's end "
                         + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
-        FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft, RaftNode::leaderExitElections)
+        FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft.counters(), RaftCounters::leaderExitElections)
                 .description("Elections this node started at once because its leader's process was gone "
                         + "(raft.leaderExitStagger)").register(registry);
-        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft, r -> r.forwardsGivenUp()[0])
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsRetargeted)
                 .tag("reason", "new_leader").description("Proposal attempts forwarded to a leader and sent again to "
                         + "the new leader this node learnt of meanwhile").register(registry);
-        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft, r -> r.forwardsGivenUp()[1])
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsUnanswered)
                 .tag("reason", "no_answer").description("Proposal attempts forwarded to a leader that did not answer "
                         + "within raft.electionTimeoutMin, sent again on a new connection").register(registry);
-        FunctionCounter.builder("hourglass.security.refused", raft, RaftNode::refusedPeerCalls)
+        FunctionCounter.builder("hourglass.security.refused", raft.counters(), RaftCounters::refusedPeerCalls)
                 .tag("reason", "no_peer_certificate")
                 .description("Calls the Raft port refused: the caller presented no certificate").register(registry);
     }
@@ -157,7 +158,7 @@ public final class NodeMetrics implements AutoCloseable {
                         return match == null ? 0 : Math.max(0, s.commitIndex() - match);
                     }).tag("follower", peer).description("Entries a follower is behind the leader's commit index")
                     .register(registry);
-            Gauge.builder("hourglass.raft.follower.stalled", raft, r -> r.stalledFollowers().contains(peer) ? 1 : 0)
+            Gauge.builder("hourglass.raft.follower.stalled", raft.counters(), c -> c.stalledFollowers().contains(peer) ? 1 : 0)
                     .tag("follower", peer)
                     .description("1 while the leader sees this follower behind and not catching up (raft.followerStallTimeout)")
                     .register(registry);

@@ -97,7 +97,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         this.engine = engine;
         this.validator = validator;
         this.topics = new TopicInspector(store, engine, clock);
-        this.cluster = new ClusterInspector(raft, selfAddress, raft::isReady, peers);
+        this.cluster = new ClusterInspector(raft, selfAddress, () -> raft.readiness().ready(), peers);
     }
 
     @Override

@@ -43,7 +43,7 @@ final class ClusterInspector implements AutoCloseable {
         return NodeInfo.newBuilder().setId(s.nodeId()).setAddress(selfAddress).setRaftAddress(raftAddress(s.nodeId()))
                 .setRole(s.role()).setTerm(s.term()).setCommitIndex(s.commitIndex()).setAppliedIndex(s.appliedIndex())
                 .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(ready.getAsBoolean())
-                .addAllStalledFollowers(raft.stalledFollowers()).build();
+                .addAllStalledFollowers(raft.counters().stalledFollowers()).build();
     }
 
     private String raftAddress(String id) {

@@ -231,7 +231,7 @@ class SecurityTest {
         log.start();
         Logger guardLog = (Logger) LoggerFactory.getLogger(PeerPortGuard.class);
         guardLog.addAppender(log);
-        long refusedBefore = cluster.node(1).node().raft().refusedPeerCalls();
+        long refusedBefore = cluster.node(1).node().raft().counters().refusedPeerCalls();
         try {
             assertEquals(Status.Code.UNAUTHENTICATED, raftCall(raft, fetch, TlsChannelCredentials.newBuilder()
                     .trustManager(certs.peerCa().toFile()).build()), "no client certificate");
@@ -242,7 +242,7 @@ class SecurityTest {
         } finally {
             guardLog.detachAppender(log);
         }
-        assertEquals(refusedBefore + 2, cluster.node(1).node().raft().refusedPeerCalls(), "counted");
+        assertEquals(refusedBefore + 2, cluster.node(1).node().raft().counters().refusedPeerCalls(), "counted");
         assertTrue(log.list.stream().anyMatch(e -> e.getLevel() == Level.WARN
                 && e.getFormattedMessage().contains("presented no certificate")
                 && e.getFormattedMessage().contains("127.0.0.1")), "logged with the caller's address: " + log.list);

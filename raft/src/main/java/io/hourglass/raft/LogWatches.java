@@ -1,0 +1,90 @@
+package io.hourglass.raft;
+
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The watches over the log's progress, on one daemon thread: a leader looks at its followers'
+ * progress ({@link FollowerWatch}), a follower at whether its leader still sends what its log lacks
+ * ({@link LostLogWatch}), and asks that leader to step down when it does not.
+ */
+final class LogWatches implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogWatches.class);
+
+    private final RaftConfig config;
+    private final Supplier<RaftNode.Status> status;
+    private final GroupView view;
+    private final BooleanSupplier installing;
+    private final Membership membership;
+    private final FollowerWatch followerWatch;
+    private final LostLogWatch lostLogWatch;
+    private final ScheduledExecutorService executor;
+
+    /** @param installing whether a checkpoint download or install is under way on this node */
+    LogWatches(RaftConfig config, Supplier<RaftNode.Status> status, GroupView view, BooleanSupplier installing,
+               Membership membership) {
+        this.config = config;
+        this.status = status;
+        this.view = view;
+        this.installing = installing;
+        this.membership = membership;
+        this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
+        this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
+        this.executor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
+    }
+
+    /** Looks four times per the shorter of the two timeouts, between every 100 ms and every second. */
+    void start() {
+        long every = Math.max(100, Math.min(1_000,
+                Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
+        executor.scheduleWithFixedDelay(this::look, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** Followers that have stopped catching up; empty unless this node leads. */
+    Set<String> stalledFollowers() {
+        return followerWatch.stalled();
+    }
+
+    /** Step-downs this node asked of a leader that kept sending past its log's end. */
+    long lostLogStepDownRequests() {
+        return lostLogWatch.asks();
+    }
+
+    private void look() {
+        try {
+            RaftNode.Status s = status.get();
+            if ("LEADER".equals(s.role())) {
+                lostLogWatch.reset();
+                followerWatch.observe(s.followerMatchIndex(), s.commitIndex(), System.nanoTime());
+                return;
+            }
+            followerWatch.reset();
+            GroupView.FollowerProgress p = view.followerProgress();
+            if (p == null) {
+                lostLogWatch.reset();
+                return;
+            }
+            String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),
+                    installing.getAsBoolean(), System.nanoTime());
+            if (suspect != null) {
+                long[] commits = membership.commitIndexesAt(suspect);
+                if (lostLogWatch.starved(suspect, commits[0], commits[1], p.logEnd(), System.nanoTime())) {
+                    membership.askToStepDown(suspect, config.electionTimeoutMax().multipliedBy(2));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: follower watch failed", config.nodeId(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+}

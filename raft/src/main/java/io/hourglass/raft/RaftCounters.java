@@ -1,0 +1,74 @@
+package io.hourglass.raft;
+
+import io.hourglass.raft.tls.PeerPortGuard;
+import java.util.Set;
+
+/**
+ * What a node's Raft side counts, for {@code /metrics} and tests: a read-only view over the
+ * parts that count (each thread-safe on its own).
+ */
+public final class RaftCounters {
+    private final LeadershipNotifier leadership;
+    private final LogWatches watches;
+    private final Forwarder forwarder;
+    private final ClockWatch clockWatch;
+    private final LeaderExitWatch leaderExit;
+    private final PeerPortGuard peerGuard;
+    private final CheckpointServer checkpointServer;
+
+    RaftCounters(LeadershipNotifier leadership, LogWatches watches, Forwarder forwarder, ClockWatch clockWatch,
+                 LeaderExitWatch leaderExit, PeerPortGuard peerGuard, CheckpointServer checkpointServer) {
+        this.leadership = leadership;
+        this.watches = watches;
+        this.forwarder = forwarder;
+        this.clockWatch = clockWatch;
+        this.leaderExit = leaderExit;
+        this.peerGuard = peerGuard;
+        this.checkpointServer = checkpointServer;
+    }
+
+    /** Leadership changes this node has published (elections it won or lost, leaders it learned of). */
+    public long leaderChanges() {
+        return leadership.current().epoch();
+    }
+
+    /** Elections this node started at once because its leader's process was gone ({@link LeaderExitWatch}). */
+    public long leaderExitElections() {
+        return leaderExit.elections();
+    }
+
+    /** Step-downs this node asked of a leader that kept sending past its log's end ({@link LostLogWatch}). */
+    public long lostLogStepDownRequests() {
+        return watches.lostLogStepDownRequests();
+    }
+
+    /** Followers that have stopped catching up ({@link FollowerWatch}); empty unless this node leads. */
+    public Set<String> stalledFollowers() {
+        return watches.stalledFollowers();
+    }
+
+    /** Forwarded proposal attempts given up because this node's division named another leader ({@link Forwarder}). */
+    public long forwardsRetargeted() {
+        return forwarder.retargeted();
+    }
+
+    /** Forwarded proposal attempts given up because no answer came within raft.electionTimeoutMin. */
+    public long forwardsUnanswered() {
+        return forwarder.unanswered();
+    }
+
+    /** This node's clock minus the other voters' (median of the last readings, ms; {@link ClockWatch}). */
+    public long clockOffsetMs() {
+        return clockWatch.offsetMs();
+    }
+
+    /** Calls the Raft port refused because the caller presented no peer certificate ({@link PeerPortGuard}). */
+    public long refusedPeerCalls() {
+        return peerGuard.refused();
+    }
+
+    /** Checkpoint chunks this node has sent to followers. */
+    public long checkpointChunksSent() {
+        return checkpointServer.chunksSent();
+    }
+}
