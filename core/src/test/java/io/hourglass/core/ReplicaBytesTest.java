@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class ReplicaBytesTest {
     /** SHA-256 of {@link #script} as applied at the time the test was written. */
-    static final String GOLDEN = "434401bd1168b97448652219c17a71211876cf565a91389f7a6e016e435e36e9";
+    static final String GOLDEN = "ee5a94138b0c9db75f7cfecf155edc9fea1282a156fe4eeba8edfe3f5cf3f9fa";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
