@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Scale that does not cost: with {@code -Dhourglass.scale.pending} messages (300 000 in the normal
+ * Scale that does not cost: with {@code -Dhourglass.scale.pending} messages (200 000 in the normal
  * build, which keeps it near a minute; {@code 1000000} and {@code 10000000} are the documented
  * longer runs) pending an hour ahead on one topic, publishing and
  * publish-plus-consume on other topics of a 3-node process cluster run about as fast as before they
@@ -42,7 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(value = 60, unit = TimeUnit.MINUTES)
 final class PendingScaleTest {
-    private static final int PENDING = Integer.getInteger("hourglass.scale.pending", 300_000);
+    private static final int PENDING = Integer.getInteger("hourglass.scale.pending", 200_000);
     private static final int MEASURED = 30_000;
     private static final int SCHEDULED = 20_000;
     private static final int WINDOW = 20_000;
@@ -78,8 +78,10 @@ final class PendingScaleTest {
         ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(60));
         client = HourglassClient.builder().servers(cluster.clientAddresses()).build();
 
-        // Throughput keeps rising for about a minute after start (JIT, caches): two warm-up rounds.
-        for (int round = 0; round < 2; round++) {
+        // Throughput keeps rising for about a minute after start (JIT, caches): a warm-up round
+        // (two before stop 15; one, with 200 000 pending instead of 300 000, keeps mvn verify
+        // within its 20 minutes: the figures compared are the best of two rounds either way).
+        for (int round = 0; round < 1; round++) {
             publish("warm-up", 2 * MEASURED, PAYLOAD, Duration.ZERO);
             consumeWhilePublishing("warm-up-e2e" + round, MEASURED);
         }

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * and counts itself <em>skewed</em> while a majority of the voters see its clock off by more than
  * {@code raft.maxClockSkew} plus that error. One node alone cannot make the others look skewed:
  * they agree with each other. A skewed node refuses to stamp (its proposals, forwarded ones
- * included, fail with UNAVAILABLE and the client tries another server), and, leading, hands its
+ * included, fail with UNAVAILABLE and the client tries another server), holds no lease (so its
+ * dispatcher, which judges what is due by this clock, delivers nothing), and, leading, hands its
  * leadership to a follower; it serves again once its clock is back within the bound. While a
  * majority cannot be read (one node of three down), no node calls itself skewed: it cannot know.
  *

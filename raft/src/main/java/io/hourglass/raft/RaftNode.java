@@ -283,10 +283,13 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leader == null ? null : grpcAddressOf(leader.toString());
     }
 
-    /** See {@link GroupView#holdsLease()}; never while this node is not ready to lead. */
+    /**
+     * See {@link GroupView#holdsLease()}; never while this node is not ready to lead, nor while its
+     * clock is off the others' ({@link ClockWatch}): the dispatcher judges what is due by it.
+     */
     @Override
     public boolean holdsLease() {
-        return isLeader() && view.holdsLease();
+        return isLeader() && clockWatch.refusal() == null && view.holdsLease();
     }
 
     /**

@@ -47,11 +47,13 @@ class ClockSkewTest {
                     .until(() -> Math.abs(group.node("n1").counters().clockOffsetMs()) < 1_000);
 
             leader.transferLeadership("n3", Duration.ofSeconds(10));
+            boolean leaseWhileSkewed = false;
             List<Throwable> refused = new ArrayList<>();
             long stampsAhead = 0;
             long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
             // Publish through the skewed node while it leads, until it has handed its leadership over.
             while (System.nanoTime() < deadline && (skewed.isLeader() || refused.isEmpty() && stampsAhead == 0)) {
+                leaseWhileSkewed |= skewed.isLeader() && skewed.holdsLease();
                 try {
                     CommandReply reply = (CommandReply) TestGroup.put(skewed, "during").get();
                     if (reply.getStampedAtMs() > System.currentTimeMillis() + 1_000) {
@@ -65,6 +67,7 @@ class ClockSkewTest {
                 }
             }
             assertEquals(0, stampsAhead, "entries stamped with the skewed clock");
+            assertFalse(leaseWhileSkewed, "the skewed leader held a lease: its dispatcher would judge what is due by its clock");
             assertFalse(refused.isEmpty(), "the skewed leader refused proposals while it led");
             for (Throwable t : refused) {
                 assertInstanceOf(UnavailableException.class, t, "a refusal says UNAVAILABLE: " + t);

@@ -22,7 +22,8 @@ public interface Replicator {
     /**
      * Whether this node leads and a majority has heard from it so recently that no other leader
      * can have been elected meanwhile. A deposed leader that has not noticed yet (partitioned,
-     * paused) must not hand out messages another leader may already have seen acknowledged.
+     * paused) must not hand out messages another leader may already have seen acknowledged; a
+     * leader whose clock is off the others' must not judge what is due by it.
      */
     default boolean holdsLease() {
         return isLeader();
