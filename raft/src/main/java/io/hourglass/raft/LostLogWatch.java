@@ -63,13 +63,18 @@ final class LostLogWatch {
     /**
      * One look, taken while this node follows.
      *
-     * @param leaderId the leader this node knows, or null
+     * @param leaderId the leader this node knows, or null (then nothing changes: see the method)
      * @param leaderContactMs how long ago the leader last reached this node
      * @param logEnd the index of this node's last log entry (-1: empty)
      * @param installing a checkpoint download or install is under way
      * @return the leader whose commit index to look up now (then call {@link #starved}), or null
      */
     String suspect(String leaderId, long leaderContactMs, long logEnd, boolean installing, long nowNanos) {
+        if (leaderId == null) {
+            // A follower refusing every append hears a heartbeat only every 5-7 s and, timing out in
+            // between, forgets its leader for a while: that is no news of the log, the clock runs on.
+            return null;
+        }
         boolean still = leaderId != null && leaderContactMs * 1_000_000L < CONTACT_FACTOR * timeoutNanos && !installing
                 && logEnd == this.logEnd;
         if (!still) {

@@ -270,7 +270,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
             followerWatch.reset();
             GroupView.FollowerProgress p = view.followerProgress();
             if (p == null) {
-                lostLogWatch.reset();
+                // No leader known right now. Not news of the log: a follower whose appends fail gets a
+                // heartbeat from the leader only every 5-7 s, so the follower times out and forgets its leader
+                // between them; restarting the watch's clock then would never let it reach the timeout.
                 return;
             }
             String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),

@@ -36,6 +36,17 @@ final class LostLogWatchTest {
     }
 
     @Test
+    void aLeaderForgottenBetweenHeartbeatsDoesNotRestartTheClock() {
+        // A wiped follower refusing every append times out between the leader's heartbeats, 5-7 s
+        // apart, and knows no leader until the next one: seen on real processes, it never asked.
+        assertNull(watch.suspect("n1", 100, -1, false, 0));
+        assertNull(watch.suspect(null, 0, -1, false, 2 * SECOND));
+        assertNull(watch.suspect("n1", 300, -1, false, 3 * SECOND));
+        assertNull(watch.suspect(null, 0, -1, false, 4 * SECOND));
+        assertEquals("n1", watch.suspect("n1", 200, -1, false, 5 * SECOND));
+    }
+
+    @Test
     void growthASilentLeaderOrAnInstallRestartTheClock() {
         watch.suspect("n1", 100, 10, false, 0);
         assertNull(watch.suspect("n1", 100, 11, false, 5 * SECOND), "the log grew");
