@@ -8,6 +8,8 @@ import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.raft.disk.CorruptRaftLogException;
+import io.hourglass.raft.disk.RaftLogCheck;
 import io.hourglass.raft.tls.PeerPortGuard;
 import io.hourglass.raft.tls.PemTls;
 import java.io.IOException;
@@ -59,7 +61,11 @@ import org.slf4j.LoggerFactory;
  *                                                   signals dropped)
  *   propose ──▶ Proposer ──▶ own division while leading, else the Raft client
  *   store failure ──▶ FailStop ──▶ Raft server closed once, failure listeners told
+ *   (a failed apply, flush or log write; less free disk than node.minFreeDiskMb, looked at every second)
  * </pre>
+ *
+ * <p>{@link #start()} first checks the Raft log on disk ({@link RaftLogCheck}): a damaged log stops
+ * the start with a {@link CorruptRaftLogException}, a torn tail is cut off.
  *
  * <p>Leadership reaches the listeners as {@link Leadership} changes, the leading one only once
  * this node leads <em>and</em> has applied the first entry of its term, so the dispatcher never
@@ -105,6 +111,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ContactGuard contact;
     /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
     private final Parameters parameters;
+    private final DiskGuard disk;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -115,7 +122,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadership = new LeadershipNotifier(config.nodeId());
-        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
+        this.store = applier.store();
+        this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes));
+        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure, disk.freeSpace()::explain);
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
         this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
         this.watchExecutor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
@@ -123,7 +132,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
-        this.store = applier.store();
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
@@ -215,8 +223,23 @@ public final class RaftNode implements Replicator, AutoCloseable {
         failureListeners.add(listener);
     }
 
+    /**
+     * Checks the Raft log on disk, then starts the Raft server and this node's watches.
+     *
+     * @throws CorruptRaftLogException when the log is damaged: the node must not run on it
+     */
     public void start() throws IOException {
-        server.start();
+        disk.checkLog();
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            Optional<CorruptRaftLogException> corrupt = disk.corruptLogIn(e);
+            if (corrupt.isPresent()) {
+                throw corrupt.get();
+            }
+            throw e;
+        }
+        disk.watch(failStop, closing::get);
         clockWatch.start();
         long every = Math.max(100, Math.min(1_000,
                 Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
@@ -224,6 +247,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
         contact.start();
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
+    }
+
+    /** Free bytes on the fullest file system of this node's data at the last look (-1 before it; metrics). */
+    public long freeDiskBytes() {
+        return disk.freeSpace().lastFree();
+    }
+
+    /** {@code node.minFreeDiskMb} in bytes (metrics). */
+    public long minFreeDiskBytes() {
+        return disk.freeSpace().minFreeBytes();
+    }
+
+    /** Repairs the log check made at this start (a torn tail cut, an open segment closed; see {@link RaftLogCheck}). */
+    public int logRepairs() {
+        return disk.logRepairs();
     }
 
     /**
@@ -248,6 +286,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 LOG.warn("{}: failure listener {} failed", config.nodeId(), listener, e);
             }
         }
+    }
+
+    /** Why this node stopped itself, if it did (see {@link FailStop#reason()}). */
+    public Optional<String> failureReason() {
+        return failStop.reason();
     }
 
     /** The store failure that stopped this node, if one did. */
@@ -359,8 +402,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
         if (failStop.tripped()) {
-            return CompletableFuture.failedFuture(new UnavailableException("node " + config.nodeId()
-                    + " stopped after its store failed", failStop.cause().orElse(null)));
+            return CompletableFuture.failedFuture(new UnavailableException("node " + config.nodeId() + " stopped: "
+                    + failStop.reason().orElse("its store failed") + "; try another server",
+                    failStop.cause().orElse(null)));
         }
         return proposer.propose(command, isLeader());
     }
@@ -514,6 +558,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         handOver();
         closing.set(true);
         watchExecutor.shutdownNow();
+        disk.close();
         leaderExit.close();
         contact.close();
         clockWatch.close();
