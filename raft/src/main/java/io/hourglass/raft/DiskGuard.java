@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -53,13 +54,18 @@ final class DiskGuard implements AutoCloseable {
     /**
      * The log check (see {@link RaftLogCheck}); call it before the Raft server starts.
      *
+     * @return where the log ends now when the check cut a torn tail off it (or the store's applied
+     *         index, if later): entries this node had acknowledged may be gone
      * @throws CorruptRaftLogException when the node must not start on its log (logged here at ERROR)
      */
-    void checkLog() throws IOException {
+    OptionalLong checkLog() throws IOException {
         Path current = config.storageDir().resolve(RaftNode.GROUP_ID.getUuid().toString()).resolve("current");
         try {
-            logRepairs = new RaftLogCheck(config.nodeId(), dataDir(), maxFrameBytes)
-                    .check(current, store.appliedIndex().index()).size();
+            long applied = store.appliedIndex().index();
+            RaftLogCheck.Result result = new RaftLogCheck(config.nodeId(), dataDir(), maxFrameBytes).check(current, applied);
+            logRepairs = result.repairs().size();
+            return result.cutAt().isPresent()
+                    ? OptionalLong.of(Math.max(result.cutAt().getAsLong(), applied)) : OptionalLong.empty();
         } catch (CorruptRaftLogException e) {
             LOG.error("{}: not starting: {}", config.nodeId(), e.getMessage());
             throw e;

@@ -229,7 +229,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * @throws CorruptRaftLogException when the log is damaged: the node must not run on it
      */
     public void start() throws IOException {
-        disk.checkLog();
+        disk.checkLog().ifPresent(lostLogWatch::logCutAt);
         try {
             server.start();
         } catch (IOException | RuntimeException e) {

@@ -71,6 +71,19 @@ final class LostLogWatchTest {
     }
 
     @Test
+    void afterATornTailWasCutALeaderThatRemembersNoMoreCommittedIsAskedAllTheSame() {
+        // The cut lost entries this node had acknowledged but not yet seen committed: the leader's
+        // match index is past the log's end, the commit index it remembers for this node is not.
+        watch.logCutAt(120);
+        watch.suspect("n1", 100, 120, false, 0);
+        assertEquals("n1", watch.suspect("n1", 100, 120, false, 5 * SECOND));
+        assertFalse(watch.starved("n1", 120, 119, 120, 5 * SECOND), "the leader committed nothing past the log's end");
+        assertTrue(watch.starved("n1", 900, 119, 120, 5 * SECOND));
+        watch.suspect("n1", 100, 125, false, 40 * SECOND); // the log grew past the cut: back to the usual rule
+        assertFalse(watch.starved("n1", 900, 119, 125, 80 * SECOND));
+    }
+
+    @Test
     void itStopsAskingAfterMaxAsksAtOneLogEndAndStartsAgainOnceTheLogMoved() {
         long t = 0;
         watch.suspect("n1", 100, 13, false, t);

@@ -10,6 +10,7 @@ import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -57,15 +58,29 @@ public final class RaftLogCheck {
     }
 
     /**
+     * What a check did.
+     *
+     * @param repairs the repairs made, one line each
+     * @param cutAt the index of the last entry kept in the open segment when a torn tail was cut off it
+     *        (entries this node had acknowledged may be gone); empty when nothing was cut
+     */
+    public record Result(List<String> repairs, OptionalLong cutAt) {
+        public Result {
+            repairs = List.copyOf(repairs);
+        }
+    }
+
+    /**
      * Checks (and repairs) the log in {@code current}, Ratis' {@code <storage>/<group>/current}
-     * directory, against the store's applied index; returns the repairs made, one line each.
+     * directory, against the store's applied index.
      *
      * @throws CorruptRaftLogException when the node must not start on this log
      */
-    public List<String> check(Path current, long appliedIndex) throws IOException {
+    public Result check(Path current, long appliedIndex) throws IOException {
         List<String> repairs = new ArrayList<>();
+        OptionalLong cutAt = OptionalLong.empty();
         if (!Files.isDirectory(current)) {
-            return repairs;
+            return new Result(repairs, cutAt);
         }
         checkVoteFile(current.resolve("raft-meta"));
         List<SegmentScan> scans = scanAll(current);
@@ -89,9 +104,12 @@ public final class RaftLogCheck {
                 previous = s;
             } else {
                 repairs.addAll(repairOpen(s, appliedIndex));
+                if (s.problem() != null) {
+                    cutAt = OptionalLong.of(s.lastIndex());
+                }
             }
         }
-        return repairs;
+        return new Result(repairs, cutAt);
     }
 
     private void checkClosed(SegmentScan s) {

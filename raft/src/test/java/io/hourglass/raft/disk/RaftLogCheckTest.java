@@ -72,7 +72,7 @@ final class RaftLogCheckTest {
     }
 
     private List<String> check(long applied) throws IOException {
-        return new RaftLogCheck("n1", dir, MAX_FRAME).check(current, applied);
+        return new RaftLogCheck("n1", dir, MAX_FRAME).check(current, applied).repairs();
     }
 
     private CorruptRaftLogException refused(long applied) {
@@ -152,6 +152,14 @@ final class RaftLogCheckTest {
         assertTrue(repairs.get(0).contains("torn tail") && repairs.get(0).contains("20..24"), repairs.toString());
         assertEquals(ends[24], Files.size(open), "cut at the end of the last whole entry");
         assertEquals(List.of(), check(24), "the repaired log passes");
+    }
+
+    @Test
+    void aCutSaysWhereTheLogNowEnds() throws IOException {
+        cut(current.resolve("log_inprogress_20"), starts[25] + 30);
+        assertEquals(java.util.OptionalLong.of(24), new RaftLogCheck("n1", dir, MAX_FRAME).check(current, 24).cutAt());
+        assertEquals(java.util.OptionalLong.empty(), new RaftLogCheck("n1", dir, MAX_FRAME).check(current, 24).cutAt(),
+                "nothing more to cut");
     }
 
     @Test
