@@ -112,6 +112,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /** Ratis' parameters (the peer TLS): every Raft client this node makes uses them. */
     private final Parameters parameters;
     private final DiskGuard disk;
+    /** Proposals waiting for Ratis, failed at once when the node stops after a failure. */
+    private final Set<CompletableFuture<CommandReply>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -269,6 +271,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * and the client, whose pending requests would retry against it, too.
      */
     private void stopAfterFailure(Throwable cause) {
+        failPending();
         if (!closing.get()) {
             try {
                 server.close();
@@ -398,15 +401,41 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leadership.current().leading();
     }
 
-    /** Proposes a command (see {@link Proposer}); refused at once after a store failure. */
+    /**
+     * Proposes a command (see {@link Proposer}); refused at once after a store failure, and failed
+     * then if still pending, with the reason, so that a client learns why and tries another server.
+     */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
         if (failStop.tripped()) {
-            return CompletableFuture.failedFuture(new UnavailableException("node " + config.nodeId() + " stopped: "
-                    + failStop.reason().orElse("its store failed") + "; try another server",
-                    failStop.cause().orElse(null)));
+            return CompletableFuture.failedFuture(stoppedFailure());
         }
-        return proposer.propose(command, isLeader());
+        CompletableFuture<CommandReply> reply = new CompletableFuture<>();
+        pending.add(reply);
+        proposer.propose(command, isLeader()).whenComplete((r, e) -> {
+            pending.remove(reply);
+            if (e != null) {
+                reply.completeExceptionally(e);
+            } else {
+                reply.complete(r);
+            }
+        });
+        if (failStop.tripped()) {
+            failPending(); // tripped while this was being proposed
+        }
+        return reply;
+    }
+
+    private UnavailableException stoppedFailure() {
+        return new UnavailableException("node " + config.nodeId() + " stopped: "
+                + failStop.reason().orElse("its store failed") + "; try another server", failStop.cause().orElse(null));
+    }
+
+    /** Fails every proposal still waiting for Ratis: this node stopped, they would only time out. */
+    private void failPending() {
+        for (CompletableFuture<CommandReply> p : pending) {
+            p.completeExceptionally(stoppedFailure());
+        }
     }
 
     @Override

@@ -72,7 +72,7 @@ class FreeSpaceStopTest {
                     .setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder().setTopic("t")
                             .setPayload(ByteString.copyFromUtf8("x")))).build()).join());
             assertTrue(refused.getCause() instanceof UnavailableException, refused.toString());
-            assertTrue(refused.getCause().getMessage().contains("node n1 stopped: the data directory " + dir.resolve("ratis"))
+            assertTrue(refused.getCause().getMessage().contains("node n1 stopped: the disk is full: the data directory " + dir.resolve("ratis"))
                     && refused.getCause().getMessage().contains("below node.minFreeDiskMb"), refused.getCause().getMessage());
             // Told once, though the watch looks every second: and it stays so.
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))

@@ -53,7 +53,7 @@ public final class FreeSpace {
         if (minFreeBytes == 0 || least.usable >= minFreeBytes) {
             return null;
         }
-        return describe(least) + ", below node.minFreeDiskMb (" + mib(minFreeBytes) + ")";
+        return "the disk is full: " + describe(least) + ", below node.minFreeDiskMb (" + mib(minFreeBytes) + ")";
     }
 
     /** At start, before the store opens: the node does not start while {@link #shortage()} says so. */
@@ -88,10 +88,15 @@ public final class FreeSpace {
     private record Reading(Path dir, FileStore store, long usable, long total) {
     }
 
+    /** The file system with the least free space, named by the first directory on it; each read once. */
     private Reading least() throws IOException {
         Reading least = null;
+        java.util.Set<FileStore> seen = new java.util.HashSet<>();
         for (Path dir : dirs) {
             FileStore store = Files.getFileStore(existing(dir));
+            if (!seen.add(store)) {
+                continue;
+            }
             Reading r = new Reading(dir, store, store.getUsableSpace(), store.getTotalSpace());
             if (least == null || r.usable < least.usable) {
                 least = r;

@@ -31,11 +31,12 @@ final class FreeSpaceTest {
     void aShortageNamesTheDirectoryItsFreeSpaceAndTheMinimum() throws IOException {
         FreeSpace space = new FreeSpace(List.of(dir.resolve("data/ratis"), dir.resolve("data/db")), EXABYTE);
         String shortage = space.shortage();
-        assertTrue(shortage.startsWith("the data directory " + dir.resolve("data/ratis") + " has "), shortage);
+        assertTrue(shortage.startsWith("the disk is full: the data directory " + dir.resolve("data/ratis") + " has "),
+                shortage);
         assertTrue(shortage.contains("MiB free of") && shortage.contains("below node.minFreeDiskMb"), shortage);
         assertTrue(space.lastFree() > 0, "read from the nearest directory that exists");
         DiskFullException e = assertThrows(DiskFullException.class, space::requireAtStart);
-        assertTrue(e.getMessage().startsWith("not starting: the data directory"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("not starting: the disk is full: the data directory"), e.getMessage());
         assertEquals(70, DiskFullException.EXIT_STATUS);
     }
 
