@@ -109,6 +109,7 @@ final class CorruptLogTest {
         victim.awaitReady(READY);
         Duration recovered = Duration.ofNanos(System.nanoTime() - started);
         String output = ReplicaChecks.lastIncarnation(victim);
+        assertTrue(Gauges.read(victim, "hourglass_raft_log_repairs") >= 1, "the repair is on /metrics");
         assertTrue(output.lines().anyMatch(l -> l.contains(" WARN ") && l.contains("torn")
                 && l.contains(open.getFileName().toString())), () -> "no WARN about the torn tail:\n" + output);
         load.close();

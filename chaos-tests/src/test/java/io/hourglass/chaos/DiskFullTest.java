@@ -107,6 +107,9 @@ final class DiskFullTest {
         load.awaitCommits(20, Duration.ofSeconds(30));
         direct.awaitCommits(5, Duration.ofSeconds(30));
 
+        long free = Gauges.read(victim, "hourglass_disk_free_bytes");
+        assertTrue(free > 8 << 20 && free <= 64 << 20, "free bytes of the 64 MiB tmpfs on /metrics: " + free);
+        assertEquals(8 << 20, Gauges.read(victim, "hourglass_disk_min_free_bytes"));
         load.resetGap();
         long filled = System.nanoTime();
         long filler = disk.fill();

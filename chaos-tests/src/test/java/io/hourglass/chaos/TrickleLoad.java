@@ -63,6 +63,9 @@ final class TrickleLoad implements AutoCloseable {
                 lastCommit = now;
                 committed.incrementAndGet();
             } catch (HourglassClientException e) {
+                if (!running) {
+                    return; // closing: the close interrupted this publish
+                }
                 failed.incrementAndGet();
                 if (errors.size() < KEPT_ERRORS) {
                     errors.addLast(e.getMessage());

@@ -251,9 +251,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 GROUP_ID, group.getPeers());
     }
 
-    /** Free bytes on the fullest file system of this node's data at the last look (-1 before it; metrics). */
+    /** Free bytes on the fullest file system of this node's data, read now (-1 if it cannot be read; metrics). */
     public long freeDiskBytes() {
-        return disk.freeSpace().lastFree();
+        return disk.freeSpace().free();
     }
 
     /** {@code node.minFreeDiskMb} in bytes (metrics). */

@@ -43,6 +43,16 @@ public final class FreeSpace {
         return lastFree;
     }
 
+    /** The least free space among the file systems, read now; -1 when it cannot be read. */
+    public long free() {
+        try {
+            lastFree = least().usable;
+            return lastFree;
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
     /**
      * Null while every file system has at least {@code node.minFreeDiskMb} free (or the check is off);
      * else which directory lacks space, how much is free, and the minimum — one clause for a log line.
