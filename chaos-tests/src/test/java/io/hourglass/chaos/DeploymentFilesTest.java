@@ -149,7 +149,8 @@ final class DeploymentFilesTest {
     void systemdUnitRunsTheServerScriptSupervised() {
         String unit = read("systemd/hourglass.service");
         for (String line : List.of("ExecStart=/opt/hourglass/bin/hourglass-server", "EnvironmentFile=/etc/hourglass/hourglass.env",
-                "Restart=on-failure", "KillSignal=SIGTERM", "SuccessExitStatus=143", "User=hourglass",
+                "Restart=on-failure", "RestartPreventExitStatus=65", "KillSignal=SIGTERM", "SuccessExitStatus=143",
+                "User=hourglass",
                 "WantedBy=multi-user.target")) {
             assertTrue(unit.lines().anyMatch(l -> l.trim().equals(line) || l.trim().startsWith(line + " ")),
                     () -> "hourglass.service lacks " + line);

@@ -36,6 +36,15 @@ public final class ProcessCluster implements AutoCloseable {
 
     /** As {@link #create(Distribution, Path, int)}, every node started with {@code env} (e.g. {@code HOURGLASS_*} settings). */
     static ProcessCluster create(Distribution distribution, Path runDir, int size, java.util.Map<String, String> env) {
+        return create(distribution, runDir, size, env, java.util.Map.of());
+    }
+
+    /**
+     * As {@link #create(Distribution, Path, int, java.util.Map)}, and node {@code id} also with
+     * {@code envByNode.get(id)} (e.g. an {@code LD_PRELOAD} that slows its disk).
+     */
+    static ProcessCluster create(Distribution distribution, Path runDir, int size, java.util.Map<String, String> env,
+                                 java.util.Map<String, java.util.Map<String, String>> envByNode) {
         if (size < 1) {
             throw new IllegalArgumentException("a cluster needs at least one node: " + size);
         }
@@ -47,7 +56,7 @@ public final class ProcessCluster implements AutoCloseable {
         List<ServerProcess> nodes = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             nodes.add(ServerProcess.member(distribution, runDir, nodeId(i), ports.get(i),
-                    size == 1 ? List.of() : peers).withEnv(env));
+                    size == 1 ? List.of() : peers).withEnv(env).withEnv(envByNode.getOrDefault(nodeId(i), java.util.Map.of())));
         }
         return new ProcessCluster(nodes);
     }

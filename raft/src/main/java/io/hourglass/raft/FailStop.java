@@ -1,8 +1,10 @@
 package io.hourglass.raft;
 
+import io.hourglass.raft.disk.DiskFullException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,19 +21,34 @@ import org.slf4j.LoggerFactory;
  * apply, spins and never lets the close finish. So after a failure the state machine answers
  * calmly (failed futures, no snapshot), and this stops the server, whose close then completes.
  *
- * <p>Thread-safe: one atomic reference.
+ * <p>A full disk is said so in that one ERROR, with the directory and its free space (see
+ * {@code io.hourglass.raft.disk.FreeSpace}); the node's stop for a lack of space is a
+ * {@link DiskFullException}, logged without a stack trace.
+ *
+ * <p>Thread-safe: atomic references.
  */
 final class FailStop {
     private static final Logger LOG = LoggerFactory.getLogger(FailStop.class);
 
     private final String nodeId;
     private final AtomicReference<Throwable> cause = new AtomicReference<>();
+    private final AtomicReference<String> reason = new AtomicReference<>();
     private final Consumer<Throwable> stop;
+    private final Function<Throwable, String> explain;
 
-    /** @param stop what stops the node; runs once, on its own thread, after the first failure */
-    FailStop(String nodeId, Consumer<Throwable> stop) {
+    /**
+     * @param stop what stops the node; runs once, on its own thread, after the first failure
+     * @param explain what to add to the report of a failure ("; the disk is full: …", or "")
+     */
+    FailStop(String nodeId, Consumer<Throwable> stop, Function<Throwable, String> explain) {
         this.nodeId = nodeId;
         this.stop = stop;
+        this.explain = explain;
+    }
+
+    /** @param stop see {@link #FailStop(String, Consumer, Function)}; failures get no explanation */
+    FailStop(String nodeId, Consumer<Throwable> stop) {
+        this(nodeId, stop, failure -> "");
     }
 
     /**
@@ -43,7 +60,14 @@ final class FailStop {
             LOG.debug("{}: {} failed after the store had failed: {}", nodeId, what, failure.toString());
             return false;
         }
-        LOG.error("{}: {} failed; stopping this node's Raft server rather than go on without it", nodeId, what, failure);
+        if (failure instanceof DiskFullException) {
+            reason.set(failure.getMessage());
+            LOG.error("{}: {}", nodeId, failure.getMessage());
+        } else {
+            reason.set(what + " failed" + explain.apply(failure));
+            LOG.error("{}: {}; stopping this node's Raft server rather than go on without it", nodeId, reason.get(),
+                    failure);
+        }
         Thread stopper = new Thread(() -> stop.accept(failure), "hourglass-fail-stop-" + nodeId);
         stopper.setDaemon(true);
         stopper.start();
@@ -52,6 +76,11 @@ final class FailStop {
 
     boolean tripped() {
         return cause.get() != null;
+    }
+
+    /** Why the node stopped, for an operator or a client ("applying entry 1:5 failed; the disk is full: …"). */
+    Optional<String> reason() {
+        return Optional.ofNullable(reason.get());
     }
 
     /** The failure that stopped the node, if one did. */

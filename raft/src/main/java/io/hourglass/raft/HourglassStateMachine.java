@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * <p>Time: the leader stamps {@code stamped_at_ms} in {@link #startTransaction}; apply never reads
  * a clock.
  *
- * <p>Failure: an entry that cannot be applied (malformed, or the store failed) and a store flush
- * that fails trip the node's {@link FailStop} once, which stops the server instead of letting the
+ * <p>Failure: an entry that cannot be applied (malformed, or the store failed), a store flush
+ * that fails and a failed Raft log write trip the node's {@link FailStop} once, which stops the server instead of letting the
  * node diverge; from then on every apply fails at once and no snapshot is taken.
  *
  * <p>Leadership: Ratis' callbacks go to the node's {@link LeadershipNotifier}, leader-ready with
@@ -225,6 +225,17 @@ public final class HourglassStateMachine extends BaseStateMachine {
             return CompletableFuture.failedFuture(new StoreFailedException("entry " + entry.getIndex()
                     + " not applied: " + e.getMessage()));
         }
+    }
+
+    /**
+     * Ratis' log worker failed to write (a full disk, an I/O error): it stays failed — every later
+     * append fails "Log already failed" — until the server restarts, so this node stops (FailStop)
+     * instead of running on, unable to log, looking healthy.
+     */
+    @Override
+    public void notifyLogFailed(Throwable cause, LogEntryProto failedEntry) {
+        failStop.trip("writing the Raft log" + (failedEntry == null ? "" : " at entry " + failedEntry.getTerm() + ":"
+                + failedEntry.getIndex()), cause);
     }
 
     /** {@code stamped_at_ms} (field 1, varint) encoded on its own, to append to an encoded command. */

@@ -51,6 +51,11 @@ final class LogWatches implements AutoCloseable {
         return followerWatch.stalled();
     }
 
+    /** The start cut the log's torn tail at {@code index}: see {@link LostLogWatch#logCutAt}. */
+    void logCutAt(long index) {
+        lostLogWatch.logCutAt(index);
+    }
+
     /** Step-downs this node asked of a leader that kept sending past its log's end. */
     long lostLogStepDownRequests() {
         return lostLogWatch.asks();
@@ -67,7 +72,9 @@ final class LogWatches implements AutoCloseable {
             followerWatch.reset();
             GroupView.FollowerProgress p = view.followerProgress();
             if (p == null) {
-                lostLogWatch.reset();
+                // No leader known right now. Not news of the log: a follower whose appends fail gets a
+                // heartbeat from the leader only every 5-7 s, so the follower times out and forgets its
+                // leader between them; restarting the watch's clock then would never let it reach the timeout.
                 return;
             }
             String suspect = lostLogWatch.suspect(p.leaderId(), p.leaderContactMs(), p.logEnd(),

@@ -28,7 +28,12 @@ import org.slf4j.LoggerFactory;
  * follower must ask: an append it refuses does not carry the leader's commit index into Ratis'
  * commit infos.)
  *
- * <p>Owned by RaftNode's watch thread, but for {@link #asks()}.
+ * <p>A log whose torn tail the start cut off ({@link #logCutAt}) may have lost entries this node had
+ * acknowledged, though never committed in its own eyes: the leader then holds a match index past the
+ * log's end while remembering a commit index within it. Until the log grows past the cut, a leader
+ * that has committed past it and appends nothing is asked to step down all the same.
+ *
+ * <p>Owned by RaftNode's watch thread, but for {@link #asks()} and {@link #logCutAt}.
  */
 final class LostLogWatch {
     private static final Logger LOG = LoggerFactory.getLogger(LostLogWatch.class);
@@ -53,6 +58,8 @@ final class LostLogWatch {
     private long askedNanos;
     private boolean asked;
     private int asksAtThisEnd;
+    /** The log end after the start cut a torn tail off it (see {@link #logCutAt}); MIN_VALUE: nothing cut. */
+    private volatile long cutEnd = Long.MIN_VALUE;
     private volatile long asks;
 
     LostLogWatch(String nodeId, Duration timeout) {
@@ -63,13 +70,18 @@ final class LostLogWatch {
     /**
      * One look, taken while this node follows.
      *
-     * @param leaderId the leader this node knows, or null
+     * @param leaderId the leader this node knows, or null (then nothing changes: see the method)
      * @param leaderContactMs how long ago the leader last reached this node
      * @param logEnd the index of this node's last log entry (-1: empty)
      * @param installing a checkpoint download or install is under way
      * @return the leader whose commit index to look up now (then call {@link #starved}), or null
      */
     String suspect(String leaderId, long leaderContactMs, long logEnd, boolean installing, long nowNanos) {
+        if (leaderId == null) {
+            // A follower refusing every append hears a heartbeat only every 5-7 s and, timing out in
+            // between, forgets its leader for a while: that is no news of the log, the clock runs on.
+            return null;
+        }
         boolean still = leaderId != null && leaderContactMs * 1_000_000L < CONTACT_FACTOR * timeoutNanos && !installing
                 && logEnd == this.logEnd;
         if (!still) {
@@ -96,7 +108,8 @@ final class LostLogWatch {
      * @return true when this node should ask that leader to step down now
      */
     boolean starved(String leaderId, long leaderCommit, long mineAtLeader, long logEnd, long nowNanos) {
-        if (leaderCommit <= logEnd || mineAtLeader <= logEnd || logEnd != this.logEnd || asksAtThisEnd >= MAX_ASKS
+        boolean lostEntries = mineAtLeader > logEnd || logEnd <= cutEnd;
+        if (leaderCommit <= logEnd || !lostEntries || logEnd != this.logEnd || asksAtThisEnd >= MAX_ASKS
                 || (asked && nowNanos - askedNanos < RETRY_FACTOR * timeoutNanos)) {
             return false;
         }
@@ -104,15 +117,24 @@ final class LostLogWatch {
         askedNanos = nowNanos;
         asks++;
         asksAtThisEnd++;
+        String why = mineAtLeader > logEnd ? "it counts on a log this node no longer has (its data directory was lost "
+                + "or wiped?)" : "it may count on entries this node acknowledged before its start cut a torn tail off its log";
         LOG.warn("{}: leader {} has committed up to {} and remembers this node at {}, but appended nothing past this "
-                        + "node's log end {} for {} s: it counts on a log this node no longer has (its data directory "
-                        + "was lost or wiped?); asking {} to step down so that the next leader starts from this log's "
-                        + "real end ({} of {})", nodeId, leaderId, leaderCommit, mineAtLeader, logEnd,
-                Duration.ofNanos(nowNanos - sinceNanos).toSeconds(), leaderId, asksAtThisEnd, MAX_ASKS);
+                        + "node's log end {} for {} s: {}; asking {} to step down so that the next leader starts from this "
+                        + "log's real end ({} of {})", nodeId, leaderId, leaderCommit, mineAtLeader, logEnd,
+                Duration.ofNanos(nowNanos - sinceNanos).toSeconds(), why, leaderId, asksAtThisEnd, MAX_ASKS);
         return true;
     }
 
-    /** This node leads, or knows no leader: start over. */
+    /**
+     * The start cut a torn tail off this node's log, which now ends at {@code end} (or the store's
+     * applied index, if that is later): entries this node acknowledged may be gone. Call before the watch runs.
+     */
+    void logCutAt(long end) {
+        cutEnd = end;
+    }
+
+    /** This node leads: start over. */
     void reset() {
         logEnd = Long.MIN_VALUE;
     }

@@ -36,12 +36,14 @@ import java.util.List;
  *        to a running cluster with {@code hourglass cluster add-node}
  * @param peerTls mutual TLS between nodes on the Raft port (replication, admin, checkpoint
  *        download), or null for plain text
+ * @param minFreeDiskBytes {@code node.minFreeDiskMb} (128 MiB; 0 = off): a node stops once the file system
+ *        of its data has less free space, and does not start with less (see {@code io.hourglass.raft.disk})
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
                          long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Duration leaderExitStagger,
                          Duration handOverTimeout, Duration maxClockSkew, Path checkpointDir, int maxCheckpointDownloads,
-                         boolean join, PeerTls peerTls) {
+                         boolean join, PeerTls peerTls, long minFreeDiskBytes) {
 
     /**
      * This node's certificate and key and the CA that signs every node's (PEM files, reloaded when
@@ -61,10 +63,18 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
         }
     }
 
+    /** {@code node.minFreeDiskMb}'s default. */
+    public static final int DEFAULT_MIN_FREE_DISK_MB = 128;
+    /** Bytes in a MiB, the unit of {@code node.minFreeDiskMb}. */
+    public static final long MIB = 1L << 20;
+
     public RaftConfig {
         peers = List.copyOf(peers);
         if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
             throw new ConfigException("raft.electionTimeoutMax must be greater than raft.electionTimeoutMin");
+        }
+        if (minFreeDiskBytes < 0) {
+            throw new ConfigException("node.minFreeDiskMb must not be negative");
         }
         if (!peers.isEmpty() && peers.stream().noneMatch(p -> p.id().equals(nodeId))) {
             throw new ConfigException("node.id " + nodeId + " is not one of cluster.peers " + peers);
@@ -88,7 +98,8 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.maxClockSkew", Duration.ofMillis(500), Duration.ZERO),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
-                Boolean.parseBoolean(s.string("cluster.join", "false")), null);
+                Boolean.parseBoolean(s.string("cluster.join", "false")), null,
+                s.integer("node.minFreeDiskMb", DEFAULT_MIN_FREE_DISK_MB, 0, Integer.MAX_VALUE) * MIB);
     }
 
     /** Parses {@code id=host:raftPort:grpcPort,...}. */

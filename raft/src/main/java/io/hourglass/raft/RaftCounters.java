@@ -15,9 +15,10 @@ public final class RaftCounters {
     private final LeaderExitWatch leaderExit;
     private final PeerPortGuard peerGuard;
     private final CheckpointServer checkpointServer;
+    private final DiskGuard disk;
 
     RaftCounters(LeadershipNotifier leadership, LogWatches watches, Forwarder forwarder, ClockWatch clockWatch,
-                 LeaderExitWatch leaderExit, PeerPortGuard peerGuard, CheckpointServer checkpointServer) {
+                 LeaderExitWatch leaderExit, PeerPortGuard peerGuard, CheckpointServer checkpointServer, DiskGuard disk) {
         this.leadership = leadership;
         this.watches = watches;
         this.forwarder = forwarder;
@@ -25,6 +26,22 @@ public final class RaftCounters {
         this.leaderExit = leaderExit;
         this.peerGuard = peerGuard;
         this.checkpointServer = checkpointServer;
+        this.disk = disk;
+    }
+
+    /** Free bytes on the fullest file system of this node's data, read now (-1 if it cannot be read). */
+    public long freeDiskBytes() {
+        return disk.freeSpace().free();
+    }
+
+    /** {@code node.minFreeDiskMb} in bytes. */
+    public long minFreeDiskBytes() {
+        return disk.freeSpace().minFreeBytes();
+    }
+
+    /** Repairs the log check made at this start (a torn tail cut, an open segment closed; see {@code RaftLogCheck}). */
+    public int logRepairs() {
+        return disk.logRepairs();
     }
 
     /** Leadership changes this node has published (elections it won or lost, leaders it learned of). */

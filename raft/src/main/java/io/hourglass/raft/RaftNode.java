@@ -7,6 +7,8 @@ import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.raft.disk.CorruptRaftLogException;
+import io.hourglass.raft.disk.RaftLogCheck;
 import io.hourglass.raft.tls.PeerPortGuard;
 import io.hourglass.raft.tls.PemTls;
 import java.io.IOException;
@@ -16,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -52,7 +55,11 @@ import org.slf4j.LoggerFactory;
  *                                                   signals dropped)
  *   propose ──▶ Proposer ──▶ own division while leading, else Forwarder ──▶ the leader this node knows
  *   store failure ──▶ FailStop ──▶ Raft server closed once, failure listeners told
+ *   (a failed apply, flush or log write; less free disk than node.minFreeDiskMb, looked at every second)
  * </pre>
+ *
+ * <p>{@link #start()} first checks the Raft log on disk ({@link RaftLogCheck}): a damaged log stops
+ * the start with a {@link CorruptRaftLogException}, a torn tail is cut off.
  *
  * <p>Leadership reaches the listeners as {@link Leadership} changes, the leading one only once
  * this node leads <em>and</em> has applied the first entry of its term, so the dispatcher never
@@ -94,6 +101,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final PeerPortGuard peerGuard;
     private final LeaderExitWatch leaderExit;
     private final ContactGuard contact;
+    private final DiskGuard disk;
+    /** Proposals waiting for Ratis, failed at once when the node stops after a failure. */
+    private final Set<CompletableFuture<CommandReply>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -104,12 +114,13 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.config = config;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
         this.leadership = new LeadershipNotifier(config.nodeId());
-        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure);
+        this.store = applier.store();
+        this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes));
+        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure, disk.freeSpace()::explain);
         List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
         this.group = RaftGroup.valueOf(GROUP_ID, peers);
-        this.store = applier.store();
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
@@ -167,7 +178,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.membership = new Membership(config.nodeId(), server, client,
                 () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing, membership);
-        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, peerGuard, checkpointServer);
+        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, peerGuard, checkpointServer,
+                disk);
     }
 
     private CompletableFuture<RaftClientReply> submitToOwnDivision(RaftClientRequest request) {
@@ -191,8 +203,23 @@ public final class RaftNode implements Replicator, AutoCloseable {
         failureListeners.add(listener);
     }
 
+    /**
+     * Checks the Raft log on disk, then starts the Raft server and this node's watches.
+     *
+     * @throws CorruptRaftLogException when the log is damaged: the node must not run on it
+     */
     public void start() throws IOException {
-        server.start();
+        disk.checkLog().ifPresent(watches::logCutAt);
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            Optional<CorruptRaftLogException> corrupt = disk.corruptLogIn(e);
+            if (corrupt.isPresent()) {
+                throw corrupt.get();
+            }
+            throw e;
+        }
+        disk.watch(failStop, closing::get);
         clockWatch.start();
         watches.start();
         contact.start();
@@ -200,11 +227,13 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 GROUP_ID, group.getPeers());
     }
 
+
     /**
      * The fail-stop thread: the store failed, so the Raft server stops (unless a close already does),
      * and the client, whose pending requests would retry against it, too.
      */
     private void stopAfterFailure(Throwable cause) {
+        failPending();
         if (!closing.get()) {
             try {
                 server.close();
@@ -222,6 +251,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 LOG.warn("{}: failure listener {} failed", config.nodeId(), listener, e);
             }
         }
+    }
+
+    /** Why this node stopped itself, if it did (see {@link FailStop#reason()}). */
+    public Optional<String> failureReason() {
+        return failStop.reason();
     }
 
     /** The store failure that stopped this node, if one did. */
@@ -267,14 +301,41 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leadership.current().leading();
     }
 
-    /** Proposes a command (see {@link Proposer}); refused at once after a store failure. */
+    /**
+     * Proposes a command (see {@link Proposer}); refused at once after a store failure, and failed
+     * then if still pending, with the reason, so that a client learns why and tries another server.
+     */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
         if (failStop.tripped()) {
-            return CompletableFuture.failedFuture(new UnavailableException("node " + config.nodeId()
-                    + " stopped after its store failed", failStop.cause().orElse(null)));
+            return CompletableFuture.failedFuture(stoppedFailure());
         }
-        return proposer.propose(command, isLeader());
+        CompletableFuture<CommandReply> reply = new CompletableFuture<>();
+        pending.add(reply);
+        proposer.propose(command, isLeader()).whenComplete((r, e) -> {
+            pending.remove(reply);
+            if (e != null) {
+                reply.completeExceptionally(e);
+            } else {
+                reply.complete(r);
+            }
+        });
+        if (failStop.tripped()) {
+            failPending(); // tripped while this was being proposed
+        }
+        return reply;
+    }
+
+    private UnavailableException stoppedFailure() {
+        return new UnavailableException("node " + config.nodeId() + " stopped: "
+                + failStop.reason().orElse("its store failed") + "; try another server", failStop.cause().orElse(null));
+    }
+
+    /** Fails every proposal still waiting for Ratis: this node stopped, they would only time out. */
+    private void failPending() {
+        for (CompletableFuture<CommandReply> p : pending) {
+            p.completeExceptionally(stoppedFailure());
+        }
     }
 
     @Override
@@ -380,6 +441,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         handOver();
         closing.set(true);
         watches.close();
+        disk.close();
         leaderExit.close();
         contact.close();
         clockWatch.close();

@@ -33,12 +33,22 @@ final class RatisSettings {
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
         // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
-        SizeInBytes entryLimit = SizeInBytes.valueOf(Math.max(4 << 20, maxEntryBytes * 2L));
+        SizeInBytes entryLimit = SizeInBytes.valueOf(entryLimitBytes(maxEntryBytes));
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, entryLimit);
-        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(entryLimit.getSize() + (1 << 20)));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(writeBufferBytes(maxEntryBytes)));
         GrpcConfigKeys.setMessageSizeMax(p, SizeInBytes.valueOf(entryLimit.getSize() + (2 << 20)));
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, millis(config.requestTimeout().toMillis()));
         return p;
+    }
+
+    /** The largest entry Ratis accepts: twice the largest command, at least its 4 MB default. */
+    static long entryLimitBytes(int maxEntryBytes) {
+        return Math.max(4 << 20, maxEntryBytes * 2L);
+    }
+
+    /** Ratis' log write buffer: an entry and then some; no entry frame on disk is larger. */
+    static long writeBufferBytes(int maxEntryBytes) {
+        return entryLimitBytes(maxEntryBytes) + (1 << 20);
     }
 
     /** First sleep between two attempts of a forwarded proposal: short, since a failover takes ~100 ms. */

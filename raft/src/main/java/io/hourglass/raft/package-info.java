@@ -9,6 +9,8 @@
  *            ├─ LeadershipNotifier      Ratis callbacks ─▶ LeadershipTracker ─▶ Leadership
  *            │                          changes, one thread, in epoch order, to listeners
  *            ├─ FailStop                a store failure stops the Raft server once
+ *            ├─ DiskGuard               the log check before Ratis opens it, the free-space watch
+ *            │                          (policy: io.hourglass.raft.disk)
  *            ├─ Membership              voters, add/remove, leadership transfer
  *            ├─ GroupView               status, lease, readiness (read from Ratis)
  *            └─ FollowerWatch           followers that stopped catching up

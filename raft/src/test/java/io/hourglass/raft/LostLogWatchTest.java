@@ -36,6 +36,17 @@ final class LostLogWatchTest {
     }
 
     @Test
+    void aLeaderForgottenBetweenHeartbeatsDoesNotRestartTheClock() {
+        // A wiped follower refusing every append times out between the leader's heartbeats, 5-7 s
+        // apart, and knows no leader until the next one: seen on real processes, it never asked.
+        assertNull(watch.suspect("n1", 100, -1, false, 0));
+        assertNull(watch.suspect(null, 0, -1, false, 2 * SECOND));
+        assertNull(watch.suspect("n1", 300, -1, false, 3 * SECOND));
+        assertNull(watch.suspect(null, 0, -1, false, 4 * SECOND));
+        assertEquals("n1", watch.suspect("n1", 200, -1, false, 5 * SECOND));
+    }
+
+    @Test
     void growthASilentLeaderOrAnInstallRestartTheClock() {
         watch.suspect("n1", 100, 10, false, 0);
         assertNull(watch.suspect("n1", 100, 11, false, 5 * SECOND), "the log grew");
@@ -57,6 +68,19 @@ final class LostLogWatchTest {
         assertFalse(watch.starved("n1", 40, 30, 13, 20 * SECOND), "not again within " + LostLogWatch.RETRY_FACTOR + " timeouts");
         assertTrue(watch.starved("n1", 40, 30, 13, 40 * SECOND));
         assertEquals(2, watch.asks());
+    }
+
+    @Test
+    void afterATornTailWasCutALeaderThatRemembersNoMoreCommittedIsAskedAllTheSame() {
+        // The cut lost entries this node had acknowledged but not yet seen committed: the leader's
+        // match index is past the log's end, the commit index it remembers for this node is not.
+        watch.logCutAt(120);
+        watch.suspect("n1", 100, 120, false, 0);
+        assertEquals("n1", watch.suspect("n1", 100, 120, false, 5 * SECOND));
+        assertFalse(watch.starved("n1", 120, 119, 120, 5 * SECOND), "the leader committed nothing past the log's end");
+        assertTrue(watch.starved("n1", 900, 119, 120, 5 * SECOND));
+        watch.suspect("n1", 100, 125, false, 40 * SECOND); // the log grew past the cut: back to the usual rule
+        assertFalse(watch.starved("n1", 900, 119, 125, 80 * SECOND));
     }
 
     @Test

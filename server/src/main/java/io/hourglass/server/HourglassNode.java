@@ -9,6 +9,7 @@ import io.hourglass.core.rooms.RoomApplier;
 import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.raft.disk.FreeSpace;
 import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
 import io.hourglass.server.grpc.BrokerService;
@@ -83,6 +84,8 @@ public final class HourglassNode implements AutoCloseable {
         String nodeId = config.raft().nodeId();
         LOG.info("starting node {} (data {}, grpc {}, raft {}, http {})", nodeId,
                 config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
+        // Before anything writes: RocksDB and Ratis both leave files damaged when a write fails on a full disk.
+        new FreeSpace(java.util.List.of(config.dataDir()), config.raft().minFreeDiskBytes()).requireAtStart();
         store = stack.push("store", EventStore.open(config.dataDir().resolve("db")));
         // The queue's commands are the seam's own; each further domain registers its applier here.
         SecurityRecords securityRecords = new SecurityRecords(store);
@@ -193,11 +196,13 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     /**
-     * The Raft server stopped itself because the store failed (it logged the ERROR): this node can
-     * serve nothing any more, so it stops as a whole. Runs on the thread that stopped the server.
+     * The Raft server stopped itself because the node's storage failed — the store, the Raft log or the
+     * disk under them (it logged the ERROR): this node can serve nothing any more, so it stops as a
+     * whole. Runs on the thread that stopped the server.
      */
     private void stopAfterStoreFailure(Throwable cause) {
-        LOG.warn("node {} stops: its store failed ({})", config.raft().nodeId(), cause.toString());
+        LOG.warn("node {} stops: its store failed: {}", config.raft().nodeId(),
+                raft.failureReason().orElse(cause.toString()));
         close();
     }
 

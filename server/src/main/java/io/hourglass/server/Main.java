@@ -3,6 +3,8 @@ package io.hourglass.server;
 import io.hourglass.core.HourglassException;
 import io.hourglass.core.config.ConfigKey;
 import io.hourglass.core.config.Settings;
+import io.hourglass.raft.disk.CorruptRaftLogException;
+import io.hourglass.raft.disk.DiskFullException;
 import io.hourglass.server.config.ConfigLoader;
 import io.hourglass.server.config.HttpConfig;
 import io.hourglass.server.config.KnownKeys;
@@ -23,6 +25,12 @@ import picocli.CommandLine.Option;
 /**
  * {@code hourglass-server}: starts one node and runs until SIGTERM/SIGINT, then stops it cleanly.
  * With no arguments it is a standalone node with its data in {@code ./data}.
+ *
+ * <p>Exit status: 0 after SIGTERM; 70 when the node stopped itself because its storage failed or its
+ * disk is full, and when it does not start on a full disk (a supervisor restarts it: the next start
+ * succeeds once the cause is gone); 65 when it does not start because its Raft log is damaged
+ * (restarting cannot help: its data directory must be wiped, see {@code io.hourglass.raft.disk});
+ * 2 for a configuration error; 1 otherwise.
  */
 @Command(name = "hourglass-server", mixinStandardHelpOptions = true, sortOptions = false,
         resourceBundle = "io.hourglass.server.FlagHelp",
@@ -50,7 +58,7 @@ public final class Main implements Callable<Integer> {
 
     private final CountDownLatch stopped = new CountDownLatch(1);
     /** Exit status when the node stopped itself because its store failed (EX_SOFTWARE). */
-    static final int STORE_FAILED_EXIT = 70;
+    static final int STORE_FAILED_EXIT = DiskFullException.EXIT_STATUS;
 
     public static void main(String[] args) {
         // gRPC, netty and Jetty pieces log through java.util.logging: into the node's log, not stderr.
@@ -59,7 +67,7 @@ public final class Main implements Callable<Integer> {
         int code = new CommandLine(new Main())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     cmd.getErr().println("hourglass-server: " + ex.getMessage());
-                    return ex instanceof HourglassException ? 2 : 1;
+                    return exitStatus(ex);
                 })
                 .execute(args);
         if (code != 0) {
@@ -98,6 +106,17 @@ public final class Main implements Callable<Integer> {
         node.stopped().whenComplete((v, e) -> stopped.countDown());
         stopped.await();
         return asked.get() ? 0 : STORE_FAILED_EXIT;
+    }
+
+    /** The exit status of a node that could not start because of {@code failure} (see the class comment). */
+    static int exitStatus(Throwable failure) {
+        if (failure instanceof CorruptRaftLogException) {
+            return CorruptRaftLogException.EXIT_STATUS;
+        }
+        if (failure instanceof DiskFullException) {
+            return DiskFullException.EXIT_STATUS;
+        }
+        return failure instanceof HourglassException ? 2 : 1;
     }
 
     private static void put(Map<String, String> flags, ConfigKey<?> key, Object value) {

@@ -88,6 +88,14 @@ public final class NodeMetrics implements AutoCloseable {
                 + "beyond raft.maxClockSkew the node stamps no entries)", raft.counters(), RaftCounters::clockOffsetMs);
         gauge("hourglass.raft.commit.index", "Highest log index known committed", raft, r -> r.status().commitIndex());
         gauge("hourglass.raft.applied.index", "Highest log index applied to the store", raft, r -> r.status().appliedIndex());
+        gauge("hourglass.disk.free.bytes", "Free bytes on the fullest file system of this node's data directory; below "
+                + "hourglass_disk_min_free_bytes the node stops (exit 70) and does not start", raft.counters(),
+                RaftCounters::freeDiskBytes);
+        gauge("hourglass.disk.min.free.bytes", "node.minFreeDiskMb in bytes (0: not checked)", raft.counters(),
+                RaftCounters::minFreeDiskBytes);
+        gauge("hourglass.raft.log.repairs", "Repairs the log check made to the Raft log at this start: a torn tail cut "
+                + "off the open segment, an open segment closed behind the store's applied index", raft.counters(),
+                RaftCounters::logRepairs);
         FunctionCounter.builder("hourglass.raft.leader.changes", raft.counters(), RaftCounters::leaderChanges)
                 .description("Leadership changes this node saw").register(registry);
         FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())

@@ -20,7 +20,7 @@ import java.util.Optional;
 public final class KnownKeys {
     /** The node's own keys and ports, listed first. */
     private static final ConfigSection NODE = ConfigSection.of("Node", NodeConfig.ID, NodeConfig.DATA_DIR,
-            NodeConfig.HOST, NodeConfig.BIND_HOST, NodeConfig.GRPC_PORT, HttpConfig.PORT);
+            NodeConfig.MIN_FREE_DISK_MB, NodeConfig.HOST, NodeConfig.BIND_HOST, NodeConfig.GRPC_PORT, HttpConfig.PORT);
 
     public static final List<ConfigSection> SECTIONS = List.of(NODE, RaftKeys.SECTION, DeliveryConfig.SECTION,
             LimitsConfig.SECTION, RoomsConfig.SECTION, GrpcConfig.SECTION, HttpConfig.SECTION,

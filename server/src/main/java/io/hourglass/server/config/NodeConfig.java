@@ -30,6 +30,13 @@ public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPor
             "node.dataDir", "data",
             "Data directory: RocksDB in db/, the Raft log in ratis/. Relative paths are resolved against the "
                     + "working directory of the process. (--data-dir)");
+    public static final ConfigKey<Integer> MIN_FREE_DISK_MB = ConfigKey.integer(
+            "node.minFreeDiskMb", RaftConfig.DEFAULT_MIN_FREE_DISK_MB, 0, Integer.MAX_VALUE,
+            "Free space (MiB) the file system of the data directory must keep. With less, the node does not "
+                    + "start, and a running node stops (an ERROR naming the directory, exit status 70) before a write "
+                    + "fails half-way; its supervisor starts it again, which succeeds once space is freed. Ratis "
+                    + "preallocates log segments (4 MiB at a time) and RocksDB writes whole memtables (64 MiB): keep "
+                    + "more than that. 0 turns the check off (a write failing with ENOSPC still stops the node).");
     public static final ConfigKey<String> HOST = ConfigKey.string(
             "node.host", "127.0.0.1",
             "The address other nodes and clients use to reach this node. (--host)");

@@ -102,11 +102,12 @@ public final class RaftKeys {
 
     /** The Raft settings of node {@code nodeId}, its Raft log and checkpoints under {@code dataDir}. */
     public static RaftConfig read(Settings s, String nodeId, Path dataDir, RaftConfig.PeerTls peerTls) {
+        long minFreeDisk = NodeConfig.MIN_FREE_DISK_MB.read(s) * RaftConfig.MIB;
         return new RaftConfig(nodeId, RaftConfig.parsePeers(PEERS.read(s)), PORT.read(s), dataDir.resolve("ratis"),
                 ELECTION_TIMEOUT_MIN.read(s), ELECTION_TIMEOUT_MAX.read(s), REQUEST_TIMEOUT.read(s),
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
                 HAND_OVER_TIMEOUT.read(s), MAX_CLOCK_SKEW.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
-                JOIN.read(s), peerTls);
+                JOIN.read(s), peerTls, minFreeDisk);
     }
 }
