@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * node runs. Publishes are sent one at a time through a client of every node, for a few seconds each:
  * with every disk fast, while the slow node follows, and while it leads.
  *
- * <p>What it asserts: the cluster keeps committing and the slow follower keeps up. What it measures
+ * <p>Skipped unless {@code -Dhourglass.measure=true}, like the other measurements. What it asserts: the cluster keeps committing and the slow follower keeps up. What it measures
  * (printed, and in {@code target/chaos-runs/measurements.txt}): the publish latencies — a slow
  * follower is off the commit path, a slow leader is on it, since Ratis commits an entry on the
  * leader only once the leader's own log has flushed it.
@@ -50,6 +50,8 @@ final class SlowFsyncTest {
 
     @BeforeEach
     void start() throws Exception {
+        // A measurement more than a check (nothing reacts to a slow disk yet), ~40 s: with the others.
+        Assumptions.assumeTrue(Measurements.enabled(), "a measurement; run with -D" + Measurements.ENABLED_PROPERTY + "=true");
         distribution = Distribution.locate();
         Path runDir = distribution.newRunDir(getClass().getSimpleName());
         Path shim = runDir.resolve("libslowfsync.so");
