@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Scale that does not cost: with {@code -Dhourglass.scale.pending} messages (200 000 in the normal
+ * Scale that does not cost (a benchmark, run with {@code -Dhourglass.measure=true}): with
+ * {@code -Dhourglass.scale.pending} messages (200 000 in the normal
  * build, which keeps it near a minute; {@code 1000000} and {@code 10000000} are the documented
  * longer runs) pending an hour ahead on one topic, publishing and
  * publish-plus-consume on other topics of a 3-node process cluster run about as fast as before they
@@ -70,6 +71,9 @@ final class PendingScaleTest {
 
     @Test
     void pendingMessagesCostNeitherThroughputNorHeap() throws Exception {
+        // A long benchmark (~90 s): with the measurements, so that mvn verify stays near 20 minutes.
+        org.junit.jupiter.api.Assumptions.assumeTrue(Measurements.enabled(),
+                "a scale benchmark; run with -D" + Measurements.ENABLED_PROPERTY + "=true");
         Distribution distribution = Distribution.locate();
         cluster = ProcessCluster.create(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
                 Map.of("HOURGLASS_HEAP", "1g"));
