@@ -9,10 +9,13 @@ import io.hourglass.client.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A light publish load on its own thread: one message of {@code payloadBytes} at a time, every
+ * A light publish load on its own thread (a scheduled task, not a sleeping loop): one message of {@code payloadBytes} at a time, every
  * {@code pause}, through a client that lists the given servers (as an application would), each attempt
  * with a short deadline. Counts what committed and what failed and keeps the first failures' messages,
  * so that a test can show the cluster kept serving and what a client was told when the fault began.
@@ -25,13 +28,16 @@ final class TrickleLoad implements AutoCloseable {
     private final HourglassClient client;
     private final String topic;
     private final String payload;
-    private final Duration pause;
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong longestGapNanos = new AtomicLong();
     private final ConcurrentLinkedDeque<String> errors = new ConcurrentLinkedDeque<>();
-    private final Thread thread;
+    /** Runs one publish after another, {@code pause} apart: the pacing, without a sleeping loop. */
+    private final ScheduledExecutorService publisher;
     private volatile boolean running = true;
+    /** Publisher thread only. */
+    private long next;
+    private long lastCommit = System.nanoTime();
 
     /** Retries UNAVAILABLE for up to 10 s, moving between the servers, as an application's client does. */
     static final RetryPolicy RETRYING = new RetryPolicy(Duration.ofMillis(20), Duration.ofMillis(200), Duration.ofSeconds(10));
@@ -47,34 +53,28 @@ final class TrickleLoad implements AutoCloseable {
                 .retryPolicy(retry).closeTimeout(Duration.ofSeconds(1)).build();
         this.topic = topic;
         this.payload = "x".repeat(payloadBytes);
-        this.pause = pause;
-        this.thread = new Thread(this::run, "trickle-load-" + topic);
-        thread.setDaemon(true);
-        thread.start();
+        this.publisher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "trickle-load-" + topic);
+            t.setDaemon(true);
+            return t;
+        });
+        publisher.scheduleWithFixedDelay(this::publishOne, 0, pause.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private void run() {
-        long lastCommit = System.nanoTime();
-        for (long i = 0; running; i++) {
-            try {
-                client.publish(Message.of(topic, i + ":" + payload));
-                long now = System.nanoTime();
-                longestGapNanos.accumulateAndGet(now - lastCommit, Math::max);
-                lastCommit = now;
-                committed.incrementAndGet();
-            } catch (HourglassClientException e) {
-                if (!running) {
-                    return; // closing: the close interrupted this publish
-                }
-                failed.incrementAndGet();
-                if (errors.size() < KEPT_ERRORS) {
-                    errors.addLast(e.getMessage());
-                }
+    private void publishOne() {
+        try {
+            client.publish(Message.of(topic, next++ + ":" + payload));
+            long now = System.nanoTime();
+            longestGapNanos.accumulateAndGet(now - lastCommit, Math::max);
+            lastCommit = now;
+            committed.incrementAndGet();
+        } catch (HourglassClientException e) {
+            if (!running) {
+                return; // closing: the close interrupted this publish
             }
-            try {
-                Thread.sleep(pause.toMillis()); // pacing of the load itself, not a wait for a condition
-            } catch (InterruptedException e) {
-                return;
+            failed.incrementAndGet();
+            if (errors.size() < KEPT_ERRORS) {
+                errors.addLast(e.getMessage());
             }
         }
     }
@@ -112,9 +112,9 @@ final class TrickleLoad implements AutoCloseable {
     @Override
     public void close() {
         running = false;
-        thread.interrupt();
+        publisher.shutdownNow();
         try {
-            thread.join(5_000);
+            publisher.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
