@@ -3,6 +3,7 @@ package io.hourglass.raft;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -60,6 +61,8 @@ final class Forwarder implements AutoCloseable {
     private final AtomicLong callIds = new AtomicLong();
     private final Set<RaftPeerId> rpcKnows = ConcurrentHashMap.newKeySet();
     private final Set<Forward> pending = ConcurrentHashMap.newKeySet();
+    /** Per server that answered "leader not ready": the proposals parked until it is ready. */
+    private final java.util.Map<RaftPeerId, NotReady> notReady = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
     /** Attempts given up: another leader was known; no answer came within the attempt timeout. */
     private final AtomicLong retargeted = new AtomicLong();
@@ -100,10 +103,16 @@ final class Forwarder implements AutoCloseable {
         return f.result;
     }
 
-    /** This node's division names a new leader (or none): look at every proposal now, not at the next tick. */
+    /**
+     * This node's division names a new leader (or none), or this node became a ready leader: look at
+     * every proposal now, not at the next tick.
+     */
     void leaderChanged() {
         try {
-            ticker.execute(this::tick);
+            ticker.execute(() -> {
+                notReady.keySet().forEach(this::release);
+                tick();
+            });
         } catch (java.util.concurrent.RejectedExecutionException closed) {
             // closing
         }
@@ -121,6 +130,11 @@ final class Forwarder implements AutoCloseable {
 
     private void tick() {
         long now = System.nanoTime();
+        notReady.forEach((server, gate) -> {
+            if (TimeUnit.NANOSECONDS.toMillis(now - gate.sinceNanos) >= MAX_SLEEP_MS) {
+                release(server); // the one asking again may have been given up: let the others ask
+            }
+        });
         RaftPeerId leader = knownLeader.get();
         for (Forward f : pending) {
             f.check(now, leader);
@@ -167,6 +181,31 @@ final class Forwarder implements AutoCloseable {
         return rpc.sendRequestAsyncUnordered(request);
     }
 
+    /** {@code server} answered something other than "not ready": the proposals parked on it go now. */
+    private void release(RaftPeerId server) {
+        NotReady gate = notReady.remove(server);
+        if (gate != null) {
+            List<Runnable> go;
+            synchronized (gate) {
+                go = List.copyOf(gate.parked);
+                gate.parked.clear();
+            }
+            go.forEach(Runnable::run);
+        }
+    }
+
+    /**
+     * A leader that is elected but not ready (its first entry not committed yet) turns every proposal
+     * away. Asking again every few milliseconds with each of hundreds of proposals would take the CPU
+     * that leader needs to get ready, so one proposal (the prober) asks again and the rest wait here
+     * until it gets another answer, this node's leader changes, or {@link #MAX_SLEEP_MS} passes.
+     */
+    private static final class NotReady {
+        final long sinceNanos = System.nanoTime();
+        Forward prober;
+        final List<Runnable> parked = new java.util.ArrayList<>();
+    }
+
     /** One proposal and its current attempt. */
     private final class Forward {
         final Message message;
@@ -205,6 +244,9 @@ final class Forwarder implements AutoCloseable {
                     later(null);
                     return;
                 }
+                if (!to.equals(lastTried)) {
+                    sleepMs = FIRST_SLEEP_MS; // a new server: its own failures set the pause
+                }
                 target = to;
                 lastTried = to;
                 pausing = false;
@@ -221,6 +263,12 @@ final class Forwarder implements AutoCloseable {
         }
 
         private void answered(int number, RaftPeerId to, RaftClientReply reply, Throwable error) {
+            boolean turnedAway = reply != null && reply.getException() instanceof LeaderNotReadyException
+                    || error != null && (error instanceof LeaderNotReadyException
+                    || error.getCause() instanceof LeaderNotReadyException);
+            if (!turnedAway) {
+                release(to);
+            }
             if (reply != null && reply.isSuccess()) {
                 result.complete(reply); // from any attempt: the proposal is committed
                 return;
@@ -248,7 +296,26 @@ final class Forwarder implements AutoCloseable {
                 } else {
                     later(null);
                 }
-            } else if (e instanceof LeaderNotReadyException || e instanceof ResourceUnavailableException) {
+            } else if (e instanceof LeaderNotReadyException) {
+                // A new leader commits its first entry within a round trip or two: ask again soon, not
+                // later and later, but only one proposal at a time (NotReady).
+                synchronized (this) {
+                    sleepMs = FIRST_SLEEP_MS;
+                }
+                NotReady gate = notReady.computeIfAbsent(to, k -> new NotReady());
+                boolean probe;
+                synchronized (gate) {
+                    probe = gate.prober == null || gate.prober == this || gate.prober.result.isDone();
+                    if (probe) {
+                        gate.prober = this;
+                    } else {
+                        gate.parked.add(resumption(to));
+                    }
+                }
+                if (probe) {
+                    later(to);
+                }
+            } else if (e instanceof ResourceUnavailableException) {
                 later(to);
             } else if (reply != null) {
                 result.complete(reply); // refused by the state machine, or another answer no retry mends
@@ -261,25 +328,32 @@ final class Forwarder implements AutoCloseable {
         /** Sends again after a pause that doubles each time: to {@code to}, or to whichever leader is known then. */
         private void later(RaftPeerId to) {
             long sleep;
-            int number;
             synchronized (this) {
                 sleep = sleepMs;
                 sleepMs = Math.min(MAX_SLEEP_MS, sleepMs * 2);
-                pausing = true;
-                number = ++pause;
             }
             try {
-                ticker.schedule(() -> {
-                    synchronized (this) {
-                        if (!pausing || pause != number) {
-                            return; // cut short by a new leader (see check)
-                        }
-                    }
-                    send(to != null ? to : knownLeader.get());
-                }, sleep, TimeUnit.MILLISECONDS);
+                ticker.schedule(resumption(to), sleep, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.RejectedExecutionException closed) {
                 result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
             }
+        }
+
+        /** Starts a pause; what it returns sends again, unless the pause was cut short meanwhile (see check). */
+        private Runnable resumption(RaftPeerId to) {
+            int number;
+            synchronized (this) {
+                pausing = true;
+                number = ++pause;
+            }
+            return () -> {
+                synchronized (this) {
+                    if (!pausing || pause != number) {
+                        return;
+                    }
+                }
+                send(to != null ? to : knownLeader.get());
+            };
         }
 
         /**
