@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * {@code lock} (a gRPC call must not be written concurrently); inbound callbacks come serially
  * from gRPC; {@code request} is called outside {@code lock}.
  */
-final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
+final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, SubscribeResponse>, StallWatch.Watched {
     /** Trailer in which a follower names the leader when it refuses a subscription. */
     static final io.grpc.Metadata.Key<String> LEADER_KEY =
             io.grpc.Metadata.Key.of("hourglass-leader", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
@@ -72,6 +72,9 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
     private final int maxBuffered;
     private final Listener listener;
     private final CompletableFuture<Status> ended = new CompletableFuture<>();
+    private final long sinceNanos = System.nanoTime();
+    /** Set when the server stopped answering ({@link StallWatch}): the stream ends as UNAVAILABLE then. */
+    private volatile boolean stalled;
 
     private final Object lock = new Object();
     // Guarded by lock.
@@ -115,8 +118,21 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
                 .build());
     }
 
-    ServerPool.Endpoint endpoint() {
+    @Override
+    public ServerPool.Endpoint endpoint() {
         return endpoint;
+    }
+
+    @Override
+    public long sinceNanos() {
+        return sinceNanos;
+    }
+
+    /** The server stopped answering while the connection stays open: end the stream, so that it reconnects elsewhere. */
+    @Override
+    public void stalled() {
+        stalled = true;
+        cancel("server " + endpoint.address() + " stopped answering");
     }
 
     /** Whether ACKs can still be sent: the call is neither ended nor half-closed. */
@@ -233,7 +249,10 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         end(Status.OK);
     }
 
-    private void end(Status status) {
+    private void end(Status ending) {
+        Status status = stalled
+                ? Status.UNAVAILABLE.withDescription("server " + endpoint.address() + " stopped answering")
+                : ending;
         List<CompletableFuture<Void>> orphans = new ArrayList<>();
         synchronized (lock) {
             open = false;

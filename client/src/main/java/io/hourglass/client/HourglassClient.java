@@ -36,11 +36,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class HourglassClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HourglassClient.class);
+    /** {@link Builder#stallTimeout}'s default. */
+    public static final Duration DEFAULT_STALL_TIMEOUT = Duration.ofSeconds(1);
 
     private final List<ServerAddress> servers;
     private final Duration closeTimeout;
     private final ServerPool pool;
     private final ScheduledThreadPoolExecutor timer;
+    private final StallWatch stallWatch;
     private final PublishCaller caller;
     private final PublishBatcher batcher;
     private final RoomClient rooms;
@@ -59,7 +62,8 @@ public final class HourglassClient implements AutoCloseable {
         });
         this.timer.setRemoveOnCancelPolicy(true);
         this.pool = new ServerPool(servers, b.channelFactory);
-        this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer);
+        this.stallWatch = new StallWatch(pool, b.stallTimeout, timer);
+        this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer, stallWatch);
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
         this.rooms = new RoomClient(pool,
                 new RoomCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
@@ -136,7 +140,7 @@ public final class HourglassClient implements AutoCloseable {
         }
         String threadName = "hourglass-consumer-" + topic + "-" + subscriptionCount.incrementAndGet();
         Subscription subscription = new Subscription(topic, group == null ? "" : group, handler,
-                options, pool, timer, threadName, subscriptions::remove);
+                options, pool, timer, stallWatch, threadName, subscriptions::remove);
         subscriptions.add(subscription);
         subscription.start();
         return subscription;
@@ -179,6 +183,7 @@ public final class HourglassClient implements AutoCloseable {
         caller.close();
         caller.failPending(closedException);
         batcher.failUnsettled(closedException);
+        stallWatch.close();
         timer.shutdownNow();
         pool.shutdown(Duration.ofSeconds(1));
     }
@@ -214,6 +219,7 @@ public final class HourglassClient implements AutoCloseable {
         private PublishConfig publishConfig = PublishConfig.DEFAULT;
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
         private Duration closeTimeout = Duration.ofSeconds(5);
+        private Duration stallTimeout = DEFAULT_STALL_TIMEOUT;
 
         private Builder() {
         }
@@ -301,6 +307,20 @@ public final class HourglassClient implements AutoCloseable {
                 throw new IllegalArgumentException("closeTimeout must not be negative: " + value);
             }
             this.closeTimeout = value;
+            return this;
+        }
+
+        /**
+         * How long a server may leave a liveness question unanswered while a call waits on it
+         * before the call moves to another server (default 1 s; zero: never, calls wait out their
+         * own deadlines). It catches a server whose process is paused or frozen with its
+         * connections open; a server that answers but is slow to commit is not affected.
+         */
+        public Builder stallTimeout(Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new IllegalArgumentException("stallTimeout must not be negative: " + value);
+            }
+            this.stallTimeout = value;
             return this;
         }
 

@@ -1,7 +1,8 @@
 package io.hourglass.client;
 
 import io.grpc.Status;
-import io.grpc.stub.StreamObserver;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.hourglass.api.v1.BrokerGrpc;
 import io.hourglass.api.v1.PublishRequest;
 import io.hourglass.api.v1.PublishResponse;
@@ -12,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,12 +34,14 @@ final class PublishCaller {
     private final RetryPolicy retry;
     private final Duration callTimeout;
     private final ScheduledExecutorService timer;
+    private final StallWatch stallWatch;
     private final Set<CompletableFuture<PublishResponse>> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     PublishCaller(ServerPool pool, RetryPolicy retry, Duration callTimeout,
-                  ScheduledExecutorService timer) {
+                  ScheduledExecutorService timer, StallWatch stallWatch) {
         this.pool = pool;
+        this.stallWatch = stallWatch;
         this.retry = retry;
         this.callTimeout = callTimeout;
         this.timer = timer;
@@ -67,26 +71,83 @@ final class PublishCaller {
         // needs its own request timeout to say why it cannot commit, and that answer is the
         // useful one (a truncated attempt would only report DEADLINE_EXCEEDED).
         long timeout = callTimeout.toNanos();
+        Attempt a = new Attempt(endpoint, request, attempt, deadline, result);
+        stallWatch.watch(a);
         BrokerGrpc.newStub(endpoint.channel())
                 .withDeadlineAfter(timeout, TimeUnit.NANOSECONDS)
-                .publish(request, new StreamObserver<>() {
-                    @Override
-                    public void onNext(PublishResponse response) {
-                        result.complete(response);
-                    }
+                .publish(request, a);
+    }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        onFailure(Status.fromThrowable(t), endpoint, request, attempt, deadline,
-                                result);
-                    }
+    /** One attempt on one server; given up when that server stalls ({@link StallWatch}). */
+    private final class Attempt implements ClientResponseObserver<PublishRequest, PublishResponse>, StallWatch.Watched {
+        private final ServerPool.Endpoint endpoint;
+        private final PublishRequest request;
+        private final int number;
+        private final long deadline;
+        private final CompletableFuture<PublishResponse> result;
+        private final long sinceNanos = System.nanoTime();
+        /** Set once: by the answer, or by the stall that gave this attempt up. */
+        private final AtomicBoolean over = new AtomicBoolean();
+        private volatile ClientCallStreamObserver<PublishRequest> call;
 
-                    @Override
-                    public void onCompleted() {
-                        result.completeExceptionally(new HourglassClientException(
-                                "server " + endpoint.address() + " sent no publish response"));
-                    }
-                });
+        Attempt(ServerPool.Endpoint endpoint, PublishRequest request, int number, long deadline,
+                CompletableFuture<PublishResponse> result) {
+            this.endpoint = endpoint;
+            this.request = request;
+            this.number = number;
+            this.deadline = deadline;
+            this.result = result;
+        }
+
+        @Override
+        public ServerPool.Endpoint endpoint() {
+            return endpoint;
+        }
+
+        @Override
+        public long sinceNanos() {
+            return sinceNanos;
+        }
+
+        @Override
+        public void stalled() {
+            if (over.compareAndSet(false, true) && !result.isDone()) {
+                ClientCallStreamObserver<PublishRequest> c = call;
+                if (c != null) {
+                    c.cancel("server " + endpoint.address() + " stopped answering", null);
+                }
+                // At once to the next server: the request carries its producer id and sequence, so
+                // the stalled server committing it too stores it once.
+                attempt(request, number + 1, deadline, result);
+            }
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<PublishRequest> requestStream) {
+            call = requestStream;
+        }
+
+        @Override
+        public void onNext(PublishResponse response) {
+            result.complete(response); // from any attempt, a stalled one included
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            stallWatch.unwatch(this);
+            if (over.compareAndSet(false, true)) {
+                onFailure(Status.fromThrowable(t), endpoint, request, number, deadline, result);
+            }
+        }
+
+        @Override
+        public void onCompleted() {
+            stallWatch.unwatch(this);
+            if (over.compareAndSet(false, true) && !result.isDone()) {
+                result.completeExceptionally(new HourglassClientException(
+                        "server " + endpoint.address() + " sent no publish response"));
+            }
+        }
     }
 
     private void onFailure(Status status, ServerPool.Endpoint endpoint, PublishRequest request,

@@ -33,6 +33,7 @@ public final class Subscription implements AutoCloseable {
     private final SubscribeOptions options;
     private final ServerPool pool;
     private final ScheduledExecutorService timer;
+    private final StallWatch stallWatch;
     private final HandlerLoop handlerLoop;
     private final Consumer<Subscription> onTerminated;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
@@ -50,8 +51,9 @@ public final class Subscription implements AutoCloseable {
     private volatile String consumerId = "";
 
     Subscription(String topic, String group, DeliveryHandler handler, SubscribeOptions options,
-                 ServerPool pool, ScheduledExecutorService timer, String threadName,
+                 ServerPool pool, ScheduledExecutorService timer, StallWatch stallWatch, String threadName,
                  Consumer<Subscription> onTerminated) {
+        this.stallWatch = stallWatch;
         this.topic = topic;
         this.group = group;
         this.options = options;
@@ -156,12 +158,14 @@ public final class Subscription implements AutoCloseable {
             ConsumerStream stream = new ConsumerStream(pool.current(), options.maxBuffered(), listener,
                     handlerLoop::isHandlerThread);
             current = stream;
+            stallWatch.watch(stream);
             LOG.debug("subscribing to {} (group '{}') on {}", topic, group, stream.endpoint().address());
             stream.start(topic, group);
         }
     }
 
     private void onStreamEnded(ConsumerStream stream, Status status) {
+        stallWatch.unwatch(stream);
         HourglassClientException failure;
         synchronized (lock) {
             if (closed || stream != current) {

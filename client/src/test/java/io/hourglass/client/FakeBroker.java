@@ -44,11 +44,16 @@ final class FakeBroker implements AutoCloseable {
     /** Fails every Subscribe init with this status when set. */
     volatile Status initFailure;
     final List<FakeStream> streams = new CopyOnWriteArrayList<>();
+    /** Publish calls go unanswered while set, as on a server slow to commit or paused. */
+    volatile boolean publishesHang;
+    /** WhoAmI calls (the client's liveness question) go unanswered while set, as on a paused server. */
+    volatile boolean questionsHang;
     private final AtomicLong sequence = new AtomicLong();
     private final Server server;
 
     FakeBroker() throws IOException {
-        server = InProcessServerBuilder.forName(name).addService(new Service()).build().start();
+        server = InProcessServerBuilder.forName(name).addService(new Service()).addService(new Questions()).build()
+                .start();
     }
 
     /** The address a client uses to reach this broker through {@link #channels()}. */
@@ -78,10 +83,24 @@ final class FakeBroker implements AutoCloseable {
         server.shutdownNow();
     }
 
+    private final class Questions extends io.hourglass.api.v1.SecurityGrpc.SecurityImplBase {
+        @Override
+        public void whoAmI(io.hourglass.api.v1.WhoAmIRequest request,
+                           StreamObserver<io.hourglass.api.v1.WhoAmIResponse> response) {
+            if (!questionsHang) {
+                response.onNext(io.hourglass.api.v1.WhoAmIResponse.getDefaultInstance());
+                response.onCompleted();
+            }
+        }
+    }
+
     private final class Service extends BrokerGrpc.BrokerImplBase {
         @Override
         public void publish(PublishRequest request, StreamObserver<PublishResponse> response) {
             publishRequests.add(request);
+            if (publishesHang) {
+                return;
+            }
             Status failure = publishFailures.poll();
             if (failure == null) {
                 failure = request.getMessagesList().stream().map(validator)

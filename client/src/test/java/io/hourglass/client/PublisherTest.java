@@ -1,5 +1,6 @@
 package io.hourglass.client;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -150,6 +151,40 @@ class PublisherTest {
 
             assertEquals(1, broker.publishRequests.size());
             assertEquals(2, second.publishRequests.size());
+        }
+    }
+
+    @Test
+    void movesOffAServerThatStopsAnsweringWellBeforeTheCallTimeout() throws Exception {
+        try (FakeBroker second = new FakeBroker()) {
+            broker.publishesHang = true;
+            broker.questionsHang = true; // a paused process: the connection is up, nothing answers
+            HourglassClient client = client(builder(broker.address(), second.address())
+                    .callTimeout(Duration.ofSeconds(30)).stallTimeout(Duration.ofMillis(200)));
+
+            long start = System.nanoTime();
+            client.publish(Message.of("t", "x"));
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertTrue(ms < 5_000, "moved after " + ms + " ms");
+            assertEquals(1, broker.publishRequests.size());
+            assertEquals(1, second.publishRequests.size());
+            assertEquals(broker.publishRequests.get(0), second.publishRequests.get(0), "the same request, dedup and all");
+        }
+    }
+
+    @Test
+    void leavesACallOnAServerThatAnswersButIsSlowToCommit() throws Exception {
+        try (FakeBroker second = new FakeBroker()) {
+            broker.publishesHang = true; // an election, a slow disk: the server still answers questions
+            HourglassClient client = client(builder(broker.address(), second.address())
+                    .callTimeout(Duration.ofSeconds(30)).stallTimeout(Duration.ofMillis(100)));
+
+            client.publishAsync(Message.of("t", "x"));
+            client.flush();
+
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+                    .until(() -> broker.publishRequests.size() == 1 && second.publishRequests.isEmpty());
         }
     }
 

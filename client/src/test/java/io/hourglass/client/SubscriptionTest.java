@@ -51,6 +51,40 @@ class SubscriptionTest {
     }
 
     @Test
+    void aSubscriptionLeavesAServerThatStopsAnswering() throws Exception {
+        try (FakeBroker second = new FakeBroker();
+             HourglassClient two = HourglassClient.builder().servers(broker.address(), second.address())
+                     .channelFactory(FakeBroker.channels()).stallTimeout(Duration.ofMillis(200)).build()) {
+            List<String> payloads = new CopyOnWriteArrayList<>();
+            Subscription sub = two.subscribe("orders", "g", FAST, (m, ctx) -> {
+                payloads.add(m.payloadUtf8());
+                ctx.ack();
+            });
+            awaitStream(0);
+            await().atMost(Duration.ofSeconds(5)).until(sub::isSubscribed);
+
+            broker.questionsHang = true; // paused: the stream stays open and silent
+            await().atMost(Duration.ofSeconds(5)).until(() -> !second.streams.isEmpty()
+                    && second.stream(0).initReceived());
+            assertTrue(broker.stream(0).cancelled, "the silent stream was cancelled");
+            second.stream(0).deliver("orders", "after", 1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> payloads.contains("after"));
+        }
+    }
+
+    @Test
+    void aQuietStreamOnAServerThatAnswersStays() {
+        HourglassClient quick = HourglassClient.builder().servers(broker.address()).channelFactory(FakeBroker.channels())
+                .stallTimeout(Duration.ofMillis(100)).build();
+        try (quick) {
+            Subscription sub = quick.subscribe("orders", "g", FAST, (m, ctx) -> ctx.ack());
+            awaitStream(0);
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+                    .until(() -> sub.isSubscribed() && broker.streams.size() == 1);
+        }
+    }
+
+    @Test
     void handlerGetsDeliveriesInOrderOnOneThreadAndAcks() {
         List<String> payloads = new CopyOnWriteArrayList<>();
         List<String> threads = new CopyOnWriteArrayList<>();

@@ -1,0 +1,69 @@
+package io.hourglass.chaos.run;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hourglass.chaos.Distribution;
+import io.hourglass.chaos.ServerProcess;
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.Message;
+import io.hourglass.client.Subscription;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Clients whose server is paused ({@code SIGSTOP}: its connections stay open and silent) move to
+ * another server instead of waiting out their call timeout (10 s for a publish, for ever for a
+ * subscription): the client's stall watch asks the server a question it answers without Raft, and
+ * a server that misses the 1 s deadline is left. Prints {@code PAUSED_*_MS}.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class PausedServerTest {
+    /**
+     * A stall found within 1.75 s (half the 1 s timeout to look, a sweep every 250 ms, the 1 s
+     * deadline), an election (raft.electionTimeoutMax 2 s) and a commit; 6 s allows for a busy
+     * 2-core machine and stays well under the 10 s a publish waited before.
+     */
+    private static final Duration MOVED_WITHIN = Duration.ofSeconds(6);
+
+    @Test
+    void aPublishAndASubscriptionOnAPausedLeaderMoveToTheNewLeader() {
+        Distribution distribution = Distribution.locate();
+        try (ChaosCluster cluster = ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
+                Optional.empty(), false)) {
+            ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
+            List<String> servers = new ArrayList<>(List.of(leader.ports().grpcAddress()));
+            cluster.voters().stream().filter(n -> n != leader).forEach(n -> servers.add(n.ports().grpcAddress()));
+            Set<String> received = ConcurrentHashMap.newKeySet();
+            try (HourglassClient client = cluster.client(servers).build();
+                 Subscription sub = client.subscribe("paused", "g", (m, ctx) -> {
+                     received.add(new String(m.payload(), StandardCharsets.UTF_8));
+                     ctx.ack();
+                 })) {
+                client.publish(Message.of("paused", "before"));
+                await().atMost(Duration.ofSeconds(30)).until(() -> received.contains("before"));
+
+                cluster.pause(leader);
+                long start = System.nanoTime();
+                client.publish(Message.of("paused", "during"));
+                long publishMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.println("PAUSED_LEADER_PUBLISH_MS " + publishMs + " (first server " + leader.nodeId() + " paused)");
+                assertTrue(publishMs < MOVED_WITHIN.toMillis(), "the publish took " + publishMs + " ms");
+
+                await().atMost(MOVED_WITHIN).until(() -> received.contains("during"));
+                long deliverMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.println("PAUSED_LEADER_DELIVERY_MS " + deliverMs);
+                assertTrue(sub.isSubscribed(), "the subscription is on another server");
+                cluster.resume(leader);
+            }
+        }
+    }
+}
