@@ -35,6 +35,7 @@ final class FailStop {
     private final AtomicReference<String> reason = new AtomicReference<>();
     private final Consumer<Throwable> stop;
     private final Function<Throwable, String> explain;
+    private final java.util.List<Consumer<Throwable>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * @param stop what stops the node; runs once, on its own thread, after the first failure
@@ -68,10 +69,24 @@ final class FailStop {
             LOG.error("{}: {}; stopping this node's Raft server rather than go on without it", nodeId, reason.get(),
                     failure);
         }
-        Thread stopper = new Thread(() -> stop.accept(failure), "hourglass-fail-stop-" + nodeId);
+        Thread stopper = new Thread(() -> {
+            stop.accept(failure);
+            for (Consumer<Throwable> listener : listeners) {
+                try {
+                    listener.accept(failure);
+                } catch (RuntimeException e) {
+                    LOG.warn("{}: failure listener {} failed", nodeId, listener, e);
+                }
+            }
+        }, "hourglass-fail-stop-" + nodeId);
         stopper.setDaemon(true);
         stopper.start();
         return true;
+    }
+
+    /** Registers what to do once the node has stopped; called on the stopping thread, after {@code stop}. */
+    void addListener(Consumer<Throwable> listener) {
+        listeners.add(listener);
     }
 
     boolean tripped() {

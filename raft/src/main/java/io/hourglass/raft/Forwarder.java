@@ -63,6 +63,8 @@ final class Forwarder implements AutoCloseable {
     private final Set<Forward> pending = ConcurrentHashMap.newKeySet();
     /** Per server that answered "leader not ready": the proposals parked until it is ready. */
     private final java.util.Map<RaftPeerId, NotReady> notReady = new ConcurrentHashMap<>();
+    /** System.nanoTime() of the last connection reset, per server. */
+    private final java.util.Map<RaftPeerId, Long> lastReset = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
     /** Attempts given up: another leader was known; no answer came within the attempt timeout. */
     private final AtomicLong retargeted = new AtomicLong();
@@ -150,8 +152,18 @@ final class Forwarder implements AutoCloseable {
         }
     }
 
-    /** Drops the connection to {@code server}, so that the next attempt to it opens a new one. */
+    /**
+     * Drops the connection to {@code server}, so that the next attempt to it opens a new one; at most
+     * once per tick per server, however many proposals failed on it: hundreds of them failing at once
+     * on a leader that died would otherwise make a connection each.
+     */
     private void reset(RaftPeerId server, Throwable cause) {
+        long now = System.nanoTime();
+        Long last = lastReset.get(server);
+        if (last != null && TimeUnit.NANOSECONDS.toMillis(now - last) < tickMs
+                || !(last == null ? lastReset.putIfAbsent(server, now) == null : lastReset.replace(server, last, now))) {
+            return;
+        }
         try {
             resetter.execute(() -> rpc.handleException(server, cause, true));
         } catch (java.util.concurrent.RejectedExecutionException closed) {

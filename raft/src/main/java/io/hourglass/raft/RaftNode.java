@@ -9,8 +9,6 @@ import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.disk.CorruptRaftLogException;
 import io.hourglass.raft.disk.RaftLogCheck;
-import io.hourglass.raft.tls.PeerPortGuard;
-import io.hourglass.raft.tls.PemTls;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -18,18 +16,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.grpc.GrpcTlsConfig;
-import org.apache.ratis.grpc.server.GrpcServices;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -39,8 +32,6 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.thirdparty.io.grpc.netty.GrpcSslContexts;
-import org.apache.ratis.thirdparty.io.grpc.netty.NettyServerBuilder;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -87,7 +78,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final CheckpointServer checkpointServer;
     private final LeadershipNotifier leadership;
     private final FailStop failStop;
-    private final List<Consumer<Throwable>> failureListeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final LogWatches watches;
     private final Forwarder forwarder;
@@ -96,14 +86,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final Membership membership;
     private final GroupView view;
     private final RaftCounters counters;
-    /** The peer mTLS material, or null for plain text. */
-    private final PemTls peerTls;
-    private final PeerPortGuard peerGuard;
+    private final PeerTransport transport;
     private final LeaderExitWatch leaderExit;
     private final ContactGuard contact;
     private final DiskGuard disk;
-    /** Proposals waiting for Ratis, failed at once when the node stops after a failure. */
-    private final Set<CompletableFuture<CommandReply>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final PendingProposals pending;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -117,6 +104,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.store = applier.store();
         this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes));
         this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure, disk.freeSpace()::explain);
+        this.pending = new PendingProposals(failStop, this::stoppedFailure);
         List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
@@ -124,16 +112,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
-        Parameters parameters = new Parameters(); // the peer TLS: every Raft client this node makes uses them
-        this.peerTls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
-                config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
-        SslContext checkpointTls = null;
-        if (peerTls != null) {
-            // Mutual TLS on every Raft channel (replication, this node's client and admin calls) and
-            // for the checkpoint download, which is served on the same port.
-            GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(peerTls.keyManager(), peerTls.trustManager(), true));
-            checkpointTls = GrpcSslContexts.forClient().keyManager(peerTls.keyManager()).trustManager(peerTls.trustManager()).build();
-        }
+        this.transport = new PeerTransport(config);
+        Parameters parameters = transport.parameters;
+        SslContext checkpointTls = transport.clientTls;
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
                 checkpointTls);
         this.clockWatch = new ClockWatch(config.nodeId(), clock, config.maxClockSkew(), this::otherVoters,
@@ -141,19 +122,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop,
                 clockWatch::refusal);
         RaftProperties properties = RatisSettings.properties(config, maxEntryBytes);
-        // The checkpoint download is served next to Ratis' own services on the Raft port, so it is
-        // exactly as reachable, and as protected, as replication itself.
-        // With peer TLS, PeerPortGuard takes over the port's TLS so a caller presenting no certificate
-        // is refused and logged by address, not dropped silently inside the handshake.
-        this.peerGuard = new PeerPortGuard(config.nodeId(), System::currentTimeMillis);
         this.leaderExit = new LeaderExitWatch(config.nodeId(), this::raftServer, GROUP_ID, this::raftAddressOf,
                 config.leaderExitStagger());
-        GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> {
-            NettyServerBuilder b = (peerTls == null ? builder : peerGuard.apply(builder, peerTls))
-                    .addTransportFilter(leaderExit);
-            return types.contains(GrpcServices.Type.SERVER)
-                    ? b.addService(checkpointServer.definition()).addService(clockWatch.definition()) : b;
-        });
+        transport.serve(leaderExit, List.of(checkpointServer.definition(), clockWatch.definition()));
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
@@ -178,7 +149,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.membership = new Membership(config.nodeId(), server, client,
                 () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing, membership);
-        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, peerGuard, checkpointServer,
+        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, transport.guard, checkpointServer,
                 disk);
     }
 
@@ -200,7 +171,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * {@link FailStop}); called on the thread that stopped it, after the stop.
      */
     public void addFailureListener(Consumer<Throwable> listener) {
-        failureListeners.add(listener);
+        failStop.addListener(listener);
     }
 
     /**
@@ -227,13 +198,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 GROUP_ID, group.getPeers());
     }
 
-
     /**
      * The fail-stop thread: the store failed, so the Raft server stops (unless a close already does),
      * and the client, whose pending requests would retry against it, too.
      */
     private void stopAfterFailure(Throwable cause) {
-        failPending();
+        pending.failAll();
         if (!closing.get()) {
             try {
                 server.close();
@@ -242,13 +212,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 LOG.info("{}: raft server stopped after the store failure", config.nodeId());
             } catch (IOException | RuntimeException e) {
                 LOG.warn("{}: stopping the raft server after the store failure: {}", config.nodeId(), e.toString());
-            }
-        }
-        for (Consumer<Throwable> listener : failureListeners) {
-            try {
-                listener.accept(cause);
-            } catch (RuntimeException e) {
-                LOG.warn("{}: failure listener {} failed", config.nodeId(), listener, e);
             }
         }
     }
@@ -301,41 +264,15 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leadership.current().leading();
     }
 
-    /**
-     * Proposes a command (see {@link Proposer}); refused at once after a store failure, and failed
-     * then if still pending, with the reason, so that a client learns why and tries another server.
-     */
+    /** Proposes a command (see {@link Proposer}); refused at once after a store failure ({@link PendingProposals}). */
     @Override
     public CompletableFuture<CommandReply> propose(Command command) {
-        if (failStop.tripped()) {
-            return CompletableFuture.failedFuture(stoppedFailure());
-        }
-        CompletableFuture<CommandReply> reply = new CompletableFuture<>();
-        pending.add(reply);
-        proposer.propose(command, isLeader()).whenComplete((r, e) -> {
-            pending.remove(reply);
-            if (e != null) {
-                reply.completeExceptionally(e);
-            } else {
-                reply.complete(r);
-            }
-        });
-        if (failStop.tripped()) {
-            failPending(); // tripped while this was being proposed
-        }
-        return reply;
+        return pending.track(() -> proposer.propose(command, isLeader()));
     }
 
     private UnavailableException stoppedFailure() {
         return new UnavailableException("node " + config.nodeId() + " stopped: "
                 + failStop.reason().orElse("its store failed") + "; try another server", failStop.cause().orElse(null));
-    }
-
-    /** Fails every proposal still waiting for Ratis: this node stopped, they would only time out. */
-    private void failPending() {
-        for (CompletableFuture<CommandReply> p : pending) {
-            p.completeExceptionally(stoppedFailure());
-        }
     }
 
     @Override
@@ -453,9 +390,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 server.close();
             } finally {
                 leadership.close();
-                if (peerTls != null) {
-                    peerTls.close();
-                }
+                transport.close();
             }
         }
         LOG.info("{}: raft server closed", config.nodeId());
