@@ -10,17 +10,14 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.ratis.thirdparty.io.grpc.CallOptions;
 import org.apache.ratis.thirdparty.io.grpc.ManagedChannel;
 import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
 import org.apache.ratis.thirdparty.io.grpc.ServerServiceDefinition;
-import org.apache.ratis.thirdparty.io.grpc.netty.NettyChannelBuilder;
 import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
 import org.apache.ratis.thirdparty.io.grpc.stub.ServerCalls;
 import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,10 +70,8 @@ final class ClockWatch implements AutoCloseable {
     private final Clock clock;
     private final long toleranceMs;
     private final Supplier<List<String>> otherVoters;
-    private final Function<String, String> raftAddressOf;
-    private final SslContext tls;
     private final Runnable whileSkewed;
-    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final PeerChannels channels;
     private final Map<String, Reading> readings = new ConcurrentHashMap<>();
     private final ScheduledExecutorService scheduler;
     private volatile String refusal;
@@ -91,17 +86,16 @@ final class ClockWatch implements AutoCloseable {
     /**
      * @param tolerance {@code raft.maxClockSkew}; zero turns the watch off
      * @param otherVoters the ids of the voters other than this node
-     * @param tls the peer mTLS client context, or null for plain text
+     * @param channels to the other nodes' Raft ports
      * @param whileSkewed run after each verdict that finds this node skewed (the node hands its leadership over)
      */
     ClockWatch(String nodeId, Clock clock, Duration tolerance, Supplier<List<String>> otherVoters,
-               Function<String, String> raftAddressOf, SslContext tls, Runnable whileSkewed) {
+               PeerChannels channels, Runnable whileSkewed) {
         this.nodeId = nodeId;
         this.clock = clock;
         this.toleranceMs = tolerance.toMillis();
         this.otherVoters = otherVoters;
-        this.raftAddressOf = raftAddressOf;
-        this.tls = tls;
+        this.channels = channels;
         this.whileSkewed = whileSkewed;
         this.scheduler = Daemons.scheduler(nodeId + "-clock-watch");
     }
@@ -176,14 +170,10 @@ final class ClockWatch implements AutoCloseable {
     }
 
     private void read(String peer) {
-        String address = raftAddressOf.apply(peer);
-        if (address == null) {
+        ManagedChannel channel = channels.of(peer);
+        if (channel == null) {
             return;
         }
-        ManagedChannel channel = channels.computeIfAbsent(peer, p -> {
-            NettyChannelBuilder b = NettyChannelBuilder.forTarget(address);
-            return (tls == null ? b.usePlaintext() : b.sslContext(tls)).build();
-        });
         long sentMs = clock.millis();
         long sentNanos = System.nanoTime();
         ClientCalls.asyncUnaryCall(channel.newCall(READ, CallOptions.DEFAULT.withDeadlineAfter(CALL_DEADLINE_MS, TimeUnit.MILLISECONDS)),
@@ -262,6 +252,5 @@ final class ClockWatch implements AutoCloseable {
     @Override
     public void close() {
         scheduler.shutdownNow();
-        channels.values().forEach(ManagedChannel::shutdownNow);
     }
 }

@@ -1,5 +1,7 @@
 package io.hourglass.raft;
 
+import io.hourglass.core.proto.LogEnd;
+import io.hourglass.core.proto.LogEndRequest;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -22,6 +24,12 @@ import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.thirdparty.io.grpc.Attributes;
+import org.apache.ratis.thirdparty.io.grpc.CallOptions;
+import org.apache.ratis.thirdparty.io.grpc.MethodDescriptor;
+import org.apache.ratis.thirdparty.io.grpc.ServerServiceDefinition;
+import org.apache.ratis.thirdparty.io.grpc.stub.ClientCalls;
+import org.apache.ratis.thirdparty.io.grpc.stub.ServerCalls;
+import org.apache.ratis.thirdparty.io.grpc.stub.StreamObserver;
 import org.apache.ratis.thirdparty.io.grpc.ServerTransportFilter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +52,9 @@ import org.slf4j.LoggerFactory;
  * next term, which the other followers grant if the candidate's log is as complete as theirs.
  *
  * <p>Two followers forcing elections at the same moment would split the vote. So the followers go
- * one by one, {@code stagger} apart, the most caught-up first ({@link #rank}), each only if the gone
+ * one by one, {@code stagger} apart, the one whose log ends last first ({@link #rank}: each asks the
+ * others where their logs end, over the Raft port; a leader that is gone sends no more entries, so the
+ * ends hold still), each only if the gone
  * leader is still its leader and its port still refuses by then.
  */
 final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseable {
@@ -55,6 +65,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     private final Supplier<RaftServer> server;
     private final RaftGroupId groupId;
     private final Function<String, String> raftAddressOf;
+    private final PeerChannels peers;
     private final ScheduledExecutorService executor;
     private final Duration stagger;
     private final boolean enabled;
@@ -66,8 +77,9 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
      * @param stagger how long the next follower by id waits; zero turns the watch off
      */
     LeaderExitWatch(String nodeId, Supplier<RaftServer> server, RaftGroupId groupId,
-                    Function<String, String> raftAddressOf, Duration stagger) {
+                    Function<String, String> raftAddressOf, PeerChannels peers, Duration stagger) {
         this.nodeId = nodeId;
+        this.peers = peers;
         this.server = server;
         this.groupId = groupId;
         this.raftAddressOf = raftAddressOf;
@@ -97,35 +109,112 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         }
     }
 
-    /**
-     * Commit indexes closer than this count as equal: each follower knows its own exactly and the
-     * others' only as the leader last reported them, a few entries behind.
-     */
-    static final long CAUGHT_UP_MARGIN = 64;
+    static final String SERVICE = "hourglass.replica.Election";
+    static final MethodDescriptor<LogEndRequest, LogEnd> LOG_END = MethodDescriptor.<LogEndRequest, LogEnd>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "LogEnd"))
+            .setRequestMarshaller(new ProtoMarshaller<>(LogEndRequest.parser()))
+            .setResponseMarshaller(new ProtoMarshaller<>(LogEnd.parser()))
+            .build();
+    /** How long the other followers have to tell their log ends; one that does not answer counts as behind. */
+    private static final long LOG_END_DEADLINE_MS = 200;
+
+    /** The service that tells the other followers where this node's log ends. */
+    ServerServiceDefinition definition() {
+        return ServerServiceDefinition.builder(SERVICE)
+                .addMethod(LOG_END, ServerCalls.asyncUnaryCall((LogEndRequest request, StreamObserver<LogEnd> out) -> {
+                    out.onNext(logEnd());
+                    out.onCompleted();
+                }))
+                .build();
+    }
+
+    private LogEnd logEnd() {
+        RaftServer s = server.get();
+        TermIndex last = null;
+        try {
+            last = s == null ? null : s.getDivision(groupId).getRaftLog().getLastEntryTermIndex();
+        } catch (IOException e) {
+            // no division yet: an empty log
+        }
+        return last == null ? LogEnd.newBuilder().setTerm(-1).setIndex(-1).build()
+                : LogEnd.newBuilder().setTerm(last.getTerm()).setIndex(last.getIndex()).build();
+    }
 
     /**
-     * How many followers of a gone {@code leader} start their election before {@code me}: those
-     * more than {@link #CAUGHT_UP_MARGIN} entries further (by Ratis' commit infos), then, among the
-     * ones level with it, those with a smaller id. A follower behind the others would only lose.
+     * How many followers of a gone {@code leader} start their election before {@code me}: those whose
+     * log ends later (term, then index; Raft's "at least as up to date"), then, among the ones ending
+     * at the same entry, those with a smaller id. The first one's log is then as complete as every
+     * other's, so they vote for it. A follower that did not tell its log end counts as behind.
      * -1 when {@code me} is not a voter.
      */
-    static int rank(String me, List<String> voters, String leader, Map<String, Long> commitIndexes) {
+    static int rank(String me, List<String> voters, String leader, Map<String, LogEnd> ends) {
         if (!voters.contains(me) || me.equals(leader)) {
             return -1;
         }
-        long mine = commitIndexes.getOrDefault(me, -1L);
+        LogEnd mine = ends.getOrDefault(me, EMPTY);
         int before = 0;
         for (String other : voters) {
-            if (other.equals(me) || other.equals(leader)) {
+            if (other.equals(me) || other.equals(leader) || !ends.containsKey(other)) {
                 continue;
             }
-            long theirs = commitIndexes.getOrDefault(other, -1L);
-            if (theirs > mine + CAUGHT_UP_MARGIN
-                    || Math.abs(theirs - mine) <= CAUGHT_UP_MARGIN && other.compareTo(me) < 0) {
+            int c = compare(ends.get(other), mine);
+            if (c > 0 || c == 0 && other.compareTo(me) < 0) {
                 before++;
             }
         }
         return before;
+    }
+
+    private static final LogEnd EMPTY = LogEnd.newBuilder().setTerm(-1).setIndex(-1).build();
+
+    private static int compare(LogEnd a, LogEnd b) {
+        return a.getTerm() != b.getTerm() ? Long.compare(a.getTerm(), b.getTerm()) : Long.compare(a.getIndex(), b.getIndex());
+    }
+
+    /** The log ends of the other followers that answer within {@link #LOG_END_DEADLINE_MS}, and this node's. */
+    private Map<String, LogEnd> logEnds(List<String> voters, String leader) {
+        Map<String, java.util.concurrent.CompletableFuture<LogEnd>> asked = new HashMap<>();
+        for (String peer : voters) {
+            if (peer.equals(nodeId) || peer.equals(leader)) {
+                continue;
+            }
+            var channel = peers.of(peer);
+            if (channel == null) {
+                continue;
+            }
+            java.util.concurrent.CompletableFuture<LogEnd> answer = new java.util.concurrent.CompletableFuture<>();
+            ClientCalls.asyncUnaryCall(channel.newCall(LOG_END,
+                            CallOptions.DEFAULT.withDeadlineAfter(LOG_END_DEADLINE_MS, TimeUnit.MILLISECONDS)),
+                    LogEndRequest.newBuilder().setRequester(nodeId).build(), new StreamObserver<>() {
+                        @Override
+                        public void onNext(LogEnd end) {
+                            answer.complete(end);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            answer.completeExceptionally(t);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                        }
+                    });
+            asked.put(peer, answer);
+        }
+        Map<String, LogEnd> ends = new HashMap<>();
+        ends.put(nodeId, logEnd());
+        asked.forEach((peer, answer) -> {
+            try {
+                ends.put(peer, answer.get(LOG_END_DEADLINE_MS + 50, TimeUnit.MILLISECONDS));
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                LOG.info("{}: {} did not tell its log end ({}): counting it as behind", nodeId, peer, e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return ends;
     }
 
     /** One look, on the watch thread: {@code round} 0 when a connection closed, then once per stagger. */
@@ -158,12 +247,10 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
             return false;
         }
-        Map<String, Long> commits = new HashMap<>();
-        for (var c : division.getCommitInfos()) {
-            commits.merge(RaftPeerId.valueOf(c.getServer().getId()).toString(), c.getCommitIndex(), Math::max);
-        }
-        int rank = rank(nodeId, division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
-                .map(RaftPeerId::toString).toList(), leader.toString(), commits);
+        List<String> voters = division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
+                .map(RaftPeerId::toString).toList();
+        Map<String, LogEnd> ends = logEnds(voters, leader.toString());
+        int rank = rank(nodeId, voters, leader.toString(), ends);
         if (rank < 0) {
             return false; // not a voter
         }

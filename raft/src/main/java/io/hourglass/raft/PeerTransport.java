@@ -30,8 +30,11 @@ final class PeerTransport implements AutoCloseable {
     /** For this node's own calls to its peers' extra services; null for plain text. */
     final SslContext clientTls;
     final PeerPortGuard guard;
+    /** Channels to the peers' Raft ports, for the services served next to Ratis' own. */
+    final PeerChannels peers;
 
-    PeerTransport(RaftConfig config) throws IOException {
+    /** @param raftAddressOf a peer's Raft address by id (asked only once the node runs) */
+    PeerTransport(RaftConfig config, java.util.function.Function<String, String> raftAddressOf) throws IOException {
         this.tls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
                 config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
         this.guard = new PeerPortGuard(config.nodeId(), System::currentTimeMillis);
@@ -41,6 +44,7 @@ final class PeerTransport implements AutoCloseable {
         } else {
             this.clientTls = null;
         }
+        this.peers = new PeerChannels(raftAddressOf, clientTls);
     }
 
     /** Serves {@code services} next to Ratis' own on the Raft port, with {@code filter} on its transports. */
@@ -56,6 +60,7 @@ final class PeerTransport implements AutoCloseable {
 
     @Override
     public void close() {
+        peers.close();
         if (tls != null) {
             tls.close();
         }

@@ -112,19 +112,19 @@ public final class RaftNode implements Replicator, AutoCloseable {
         CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
         this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
                 config.maxCheckpointDownloads());
-        this.transport = new PeerTransport(config);
+        this.transport = new PeerTransport(config, this::raftAddressOf);
         Parameters parameters = transport.parameters;
         SslContext checkpointTls = transport.clientTls;
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
                 checkpointTls);
         this.clockWatch = new ClockWatch(config.nodeId(), clock, config.maxClockSkew(), this::otherVoters,
-                this::raftAddressOf, checkpointTls, this::handOverWhileSkewed);
+                transport.peers, this::handOverWhileSkewed);
         this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop,
                 clockWatch::refusal);
         RaftProperties properties = RatisSettings.properties(config, maxEntryBytes);
         this.leaderExit = new LeaderExitWatch(config.nodeId(), this::raftServer, GROUP_ID, this::raftAddressOf,
-                config.leaderExitStagger());
-        transport.serve(leaderExit, List.of(checkpointServer.definition(), clockWatch.definition()));
+                transport.peers, config.leaderExitStagger());
+        transport.serve(leaderExit, List.of(checkpointServer.definition(), clockWatch.definition(), leaderExit.definition()));
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 // A joining node creates no group: the cluster adds it (GroupManagementApi.add).

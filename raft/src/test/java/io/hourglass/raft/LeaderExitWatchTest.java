@@ -52,16 +52,27 @@ class LeaderExitWatchTest {
         }
     }
 
+    private static io.hourglass.core.proto.LogEnd end(long term, long index) {
+        return io.hourglass.core.proto.LogEnd.newBuilder().setTerm(term).setIndex(index).build();
+    }
+
     @Test
-    void theMostCaughtUpFollowerGoesFirstThenTheIds() {
+    void theFollowerWhoseLogEndsLastGoesFirstThenTheIds() {
         List<String> voters = List.of("n1", "n2", "n3");
         // n1 restarted and is 400 entries behind: n3 goes first, n1 after it
-        Map<String, Long> behind = Map.of("n1", 5587L, "n2", 5980L, "n3", 5980L);
+        var behind = Map.of("n1", end(4, 5587), "n3", end(4, 5980));
         assertEquals(0, LeaderExitWatch.rank("n3", voters, "n2", behind));
         assertEquals(1, LeaderExitWatch.rank("n1", voters, "n2", behind));
-        // level within the margin, each seeing its own index a little ahead: by id, on both sides
-        assertEquals(0, LeaderExitWatch.rank("n1", voters, "n2", Map.of("n1", 1010L, "n3", 1000L)));
-        assertEquals(1, LeaderExitWatch.rank("n3", voters, "n2", Map.of("n1", 1000L, "n3", 1010L)));
+        // one entry more decides: the other would refuse to vote for a shorter log
+        assertEquals(0, LeaderExitWatch.rank("n3", voters, "n2", Map.of("n1", end(4, 1000), "n3", end(4, 1001))));
+        assertEquals(1, LeaderExitWatch.rank("n1", voters, "n2", Map.of("n1", end(4, 1000), "n3", end(4, 1001))));
+        // a later term beats a longer log of an earlier one
+        assertEquals(0, LeaderExitWatch.rank("n1", voters, "n2", Map.of("n1", end(5, 900), "n3", end(4, 1001))));
+        // the same last entry: by id, on both sides
+        assertEquals(0, LeaderExitWatch.rank("n1", voters, "n2", Map.of("n1", end(4, 1000), "n3", end(4, 1000))));
+        assertEquals(1, LeaderExitWatch.rank("n3", voters, "n2", Map.of("n1", end(4, 1000), "n3", end(4, 1000))));
+        // a follower that did not answer counts as behind
+        assertEquals(0, LeaderExitWatch.rank("n3", voters, "n2", Map.of("n3", end(4, 1000))));
         assertEquals(-1, LeaderExitWatch.rank("n2", voters, "n2", behind), "the gone leader itself");
         assertEquals(-1, LeaderExitWatch.rank("j1", voters, "n2", behind), "not a voter");
     }
