@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * {@code RaftLog1}, then per entry a varint length, the entry, a 4-byte CRC, then zero padding —
  * and nothing of the server's own reader, so that a test does not check that reader with itself.
  */
-final class SegmentFiles {
+public final class SegmentFiles {
     private static final Pattern CLOSED = Pattern.compile("log_(\\d+)-(\\d+)");
     private static final Pattern OPEN = Pattern.compile("log_inprogress_(\\d+)");
     private static final int HEADER = 8;
@@ -33,7 +33,7 @@ final class SegmentFiles {
     }
 
     /** The segments of the node whose data directory is {@code dataDir}; fails if it has no group yet. */
-    static SegmentFiles of(Path dataDir) {
+    public static SegmentFiles of(Path dataDir) {
         Path ratis = dataDir.resolve("ratis");
         try (Stream<Path> groups = Files.list(ratis)) {
             Path group = groups.filter(p -> Files.isDirectory(p.resolve("current"))).findFirst()
@@ -49,11 +49,11 @@ final class SegmentFiles {
     }
 
     /** Closed segments, oldest first. */
-    List<Path> closed() {
+    public List<Path> closed() {
         return list(CLOSED);
     }
 
-    Optional<Path> open() {
+    public Optional<Path> open() {
         return list(OPEN).stream().findFirst();
     }
 
@@ -80,13 +80,13 @@ final class SegmentFiles {
     }
 
     /** Where each entry of {@code segment} starts, and its length on disk (varint, entry, CRC). */
-    record Frame(long offset, int length) {
+    public record Frame(long offset, int length) {
         long end() {
             return offset + length;
         }
     }
 
-    static List<Frame> frames(Path segment) {
+    public static List<Frame> frames(Path segment) {
         try {
             byte[] b = Files.readAllBytes(segment);
             List<Frame> frames = new ArrayList<>();
@@ -117,7 +117,7 @@ final class SegmentFiles {
     }
 
     /** Inverts every bit of the byte at {@code offset}. */
-    static void flipByte(Path file, long offset) {
+    public static void flipByte(Path file, long offset) {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             f.seek(offset);
             int b = f.read();
@@ -129,7 +129,7 @@ final class SegmentFiles {
     }
 
     /** Cuts {@code file} to {@code length} bytes. */
-    static void truncate(Path file, long length) {
+    public static void truncate(Path file, long length) {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             f.setLength(length);
         } catch (IOException e) {

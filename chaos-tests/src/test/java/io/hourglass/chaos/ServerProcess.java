@@ -433,7 +433,9 @@ public final class ServerProcess implements AutoCloseable {
         }
         try (Stream<Path> paths = Files.walk(root)) {
             for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-                Files.deleteIfExists(p);
+                if (!p.equals(root)) { // the directory stays, empty: it may be a mount point (Tmpfs)
+                    Files.deleteIfExists(p);
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot delete " + root, e);

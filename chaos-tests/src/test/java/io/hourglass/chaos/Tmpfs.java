@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * file system that answers ENOSPC. Needs root ({@link #unavailable()} says why not); {@link #close()}
  * unmounts it, and must run after the node that uses it is gone (a busy mount is detached lazily).
  */
-final class Tmpfs implements AutoCloseable {
+public final class Tmpfs implements AutoCloseable {
     private static final String FILLER = "filler";
 
     private final Path mountPoint;
@@ -25,7 +25,7 @@ final class Tmpfs implements AutoCloseable {
     }
 
     /** Null when this test run can mount a tmpfs; otherwise why not (for a skipped test's message). */
-    static String unavailable() {
+    public static String unavailable() {
         String user = System.getProperty("user.name");
         if (!"root".equals(user)) {
             return "mounting a tmpfs needs root; this test runs as " + user;
@@ -35,7 +35,7 @@ final class Tmpfs implements AutoCloseable {
     }
 
     /** Mounts a tmpfs of {@code megabytes} at {@code mountPoint} (created if missing; must be empty). */
-    static Tmpfs mount(Path mountPoint, int megabytes) {
+    public static Tmpfs mount(Path mountPoint, int megabytes) {
         Tmpfs t = new Tmpfs(mountPoint);
         try {
             Files.createDirectories(mountPoint);
@@ -48,7 +48,7 @@ final class Tmpfs implements AutoCloseable {
     }
 
     /** Writes a filler file until the file system is full; returns the bytes it took. */
-    long fill() {
+    public long fill() {
         long written = 0;
         byte[] chunk = new byte[1 << 20];
         try (OutputStream out = Files.newOutputStream(mountPoint.resolve(FILLER))) {
@@ -70,7 +70,7 @@ final class Tmpfs implements AutoCloseable {
     }
 
     /** Deletes the filler: the space comes back. */
-    void free() {
+    public void free() {
         try {
             Files.deleteIfExists(mountPoint.resolve(FILLER));
         } catch (IOException e) {

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,6 +43,12 @@ final class ChaosCluster implements AutoCloseable {
     private final List<ServerProcess> joiners = new CopyOnWriteArrayList<>();
     private final Set<Long> paused = ConcurrentHashMap.newKeySet();
     private int joinerCount;
+
+    /** The last voter's data directory, a small file system the disk-full fault fills; null where none can be mounted. */
+    private io.hourglass.chaos.Tmpfs smallDisk;
+    /** Size of that file system, and the free space below which its node stops (node.minFreeDiskMb). */
+    static final int SMALL_DISK_MB = 1024;
+    static final int SMALL_DISK_MIN_FREE_MB = 16;
 
     /** Security on for every node and client, or null. */
     private ChaosSecurity security;
@@ -76,6 +83,12 @@ final class ChaosCluster implements AutoCloseable {
                     cluster.launcherFor(i), false).withSecurity(cluster.security));
         }
         try {
+            if (!"false".equals(System.getProperty("chaos.diskFull")) && io.hourglass.chaos.Tmpfs.unavailable() == null) {
+                ServerProcess last = cluster.voters.get(size - 1);
+                cluster.smallDisk = io.hourglass.chaos.Tmpfs.mount(last.dataDir(), SMALL_DISK_MB);
+                cluster.voters.set(size - 1, last.withEnv(Map.of("HOURGLASS_NODE_MINFREEDISKMB",
+                        Integer.toString(SMALL_DISK_MIN_FREE_MB))));
+            }
             cluster.voters.forEach(ServerProcess::start);
             cluster.voters.forEach(n -> n.awaitReady(READY_TIMEOUT));
         } catch (RuntimeException | AssertionError e) {
@@ -132,6 +145,11 @@ final class ChaosCluster implements AutoCloseable {
     io.hourglass.client.HourglassClient.Builder client(List<String> servers) {
         io.hourglass.client.HourglassClient.Builder b = io.hourglass.client.HourglassClient.builder().servers(servers);
         return security == null ? b : b.credentials(security.credentials());
+    }
+
+    /** The voter whose data directory is a small file system (the last), and that file system; empty where none. */
+    Optional<Map.Entry<ServerProcess, io.hourglass.chaos.Tmpfs>> smallDisk() {
+        return smallDisk == null ? Optional.empty() : Optional.of(Map.entry(voters.get(voters.size() - 1), smallDisk));
     }
 
     boolean partitionable() {
@@ -279,6 +297,13 @@ final class ChaosCluster implements AutoCloseable {
                 node.close();
             } catch (RuntimeException | AssertionError e) {
                 System.out.println("closing " + node.nodeId() + " failed: " + e);
+            }
+        }
+        if (smallDisk != null) {
+            try {
+                smallDisk.close();
+            } catch (RuntimeException e) {
+                System.out.println("unmounting the small disk failed: " + e);
             }
         }
         network.ifPresent(n -> {

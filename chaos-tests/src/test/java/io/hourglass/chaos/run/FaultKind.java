@@ -30,7 +30,18 @@ enum FaultKind {
      * A seeded follower restarted with its wall clock minutes ahead or behind (libfaketime), made
      * leader through the Admin API, then restarted with a true clock.
      */
-    CLOCK_SKEW("clock-skew", false, true);
+    CLOCK_SKEW("clock-skew", false, true),
+    /**
+     * A seeded follower killed and its Raft log damaged, seeded: a byte flipped inside an entry (it
+     * must refuse to start, exit 65; then it is wiped and restarted empty) or the open segment cut
+     * inside its last entry (a torn write it repairs on its own).
+     */
+    CORRUPT_LOG("corrupt-log", false),
+    /**
+     * The file system of one node's data directory (a tmpfs, the last voter's) filled up, whatever
+     * that node's role: it must stop (exit 70); started again once the space is back, it catches up.
+     */
+    DISK_FULL("disk-full", false);
 
     private final String label;
     private final boolean needsNetwork;

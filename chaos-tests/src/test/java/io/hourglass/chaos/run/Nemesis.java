@@ -62,6 +62,7 @@ final class Nemesis {
                 .filter(k -> !k.needsNetwork() || cluster.partitionable())
                 .filter(k -> !k.needsFaketime() || ServerProcess.faketimeLibrary().isPresent())
                 .filter(k -> k != FaultKind.SLOW_NETWORK || NetnsNetwork.canSlowLinks())
+                .filter(k -> k != FaultKind.DISK_FULL || cluster.smallDisk().isPresent())
                 .filter(k -> only.isEmpty() || only.contains(k.label())).toList();
         if (kinds.isEmpty()) {
             throw new IllegalArgumentException("no fault kind left to run from " + only);
@@ -120,7 +121,25 @@ final class Nemesis {
             case TRANSFER_LEADER -> transfer(f);
             case SLOW_NETWORK -> slowNetwork(f);
             case CLOCK_SKEW -> clockSkew(f);
+            case CORRUPT_LOG -> corruptLog(f);
+            case DISK_FULL -> DiskFaults.fillAndRecover(cluster.smallDisk().orElseThrow(),
+                    (node, detail) -> announce(f, node, detail), (node, start) -> record(f, node, start));
         }
+    }
+
+    /** Damages a seeded follower's log while it is down (see {@link DiskFaults}); a minority, so never the leader. */
+    private void corruptLog(Fault f) {
+        ServerProcess leader = leader();
+        List<ServerProcess> followers = cluster.voters().stream().filter(n -> n != leader).toList();
+        ServerProcess victim = followers.get(f.nodePick() % followers.size());
+        victim.kill();
+        long start = System.currentTimeMillis();
+        DiskFaults.Damage damage = DiskFaults.damage(victim, f.holdMs() % 2 == 0);
+        announce(f, victim.nodeId(), damage == DiskFaults.Damage.FLIPPED
+                ? "(kill -9, a byte flipped inside its Raft log: it must refuse to start; then wiped and restarted)"
+                : "(kill -9, its open Raft log segment cut inside the last entry: a torn write it repairs)");
+        DiskFaults.restartDamaged(victim, damage);
+        record(f, victim.nodeId(), start);
     }
 
     private int majority() {
