@@ -8,7 +8,8 @@
 #   deploy/local-cluster.sh status        one line per node: pid, ports, role, ready
 #   deploy/local-cluster.sh kill NODE     kill -9 one node (n1, n2, ...)
 #   deploy/local-cluster.sh restart NODE  stop (SIGTERM) and start one node on its data
-#   deploy/local-cluster.sh rolling-restart  restart every node in turn, waiting for readiness
+#   deploy/local-cluster.sh rolling-restart  restart every node in turn, waiting for readiness;
+#                                           the leader hands its leadership to the next node first
 #   deploy/local-cluster.sh down          stop every node (SIGTERM, then SIGKILL after 20 s)
 #
 # Environment: HOURGLASS_HOME (default: deploy/target/hourglass next to this script),
@@ -64,6 +65,14 @@ servers() {
     sv_i=$((sv_i + 1))
   done
   echo "$sv_list"
+}
+
+hg_cli() { # args...: the CLI against this cluster, with its certificates and admin token when secure
+  if is_secure; then
+    "$home/bin/hourglass" --servers "$(servers)" --tls-ca "$run/certs/ca.pem" --token-file "$run/certs/admin.token" "$@"
+  else
+    "$home/bin/hourglass" --servers "$(servers)" "$@"
+  fi
 }
 
 print_servers() {
@@ -187,6 +196,16 @@ case $cmd in
   rolling-restart)
     n=$(size); i=1
     while [ "$i" -le "$n" ]; do
+      if is_leader "$i"; then
+        # A planned stop moves the leadership first (about 50 ms without a failed publish) rather
+        # than leave the followers to notice the leader gone (a few hundred ms).
+        j=$((i % n + 1))
+        if hg_cli cluster transfer-leader "n$j" >/dev/null; then
+          echo "moved the leadership from n$i to n$j"
+        else
+          echo "local-cluster: could not move the leadership off n$i; stopping it anyway" >&2
+        fi
+      fi
       stop_node "$i"
       start_node "$i"
       wait_until 90 "n$i to be ready" ready "$i"

@@ -136,7 +136,7 @@ final class LocalClusterScriptTest {
 
         long restartStarted = System.nanoTime();
         int publishedBefore = published.size();
-        script.runOk(ROLLING_RESTART_TIMEOUT, "rolling-restart");
+        String restartOutput = script.runOk(ROLLING_RESTART_TIMEOUT, "rolling-restart").output();
         long restartMs = millisSince(restartStarted);
         int publishedDuring = published.size() - publishedBefore;
         assertAllReady(script, 3);
@@ -171,6 +171,8 @@ final class LocalClusterScriptTest {
                 restartMs, published.size(), publishedDuring, consumed.size(), confirmed.sum(), confirmFailures.sum(),
                 publishFailures.sum());
         assertTrue(publishedDuring > 0, "nothing was published while the nodes restarted");
+        assertTrue(restartOutput.lines().anyMatch(l -> l.startsWith("moved the leadership from n")),
+                () -> "the leader was stopped without moving its leadership first:\n" + restartOutput);
     }
 
     @Test

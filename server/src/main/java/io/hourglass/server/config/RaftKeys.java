@@ -61,7 +61,7 @@ public final class RaftKeys {
             "raft.leaderExitStagger", "300ms", "0ms",
             "When a connection from the leader closes and the leader's Raft port then refuses connections (its "
                     + "process is gone: killed, crashed, stopped), the followers start an election at once instead of "
-                    + "after the election timeout, the most caught-up first, then by id, this far apart, each only if no new "
+                    + "after the election timeout, the one whose log ends last first, then by id, this far apart, each only if no new "
                     + "leader has appeared by then (two at once would split the vote). A paused or cut-off leader "
                     + "refuses nothing and is left to the timeout. 0 turns it off.");
     public static final ConfigKey<Duration> HAND_OVER_TIMEOUT = ConfigKey.duration(
