@@ -128,6 +128,11 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         return sinceNanos;
     }
 
+    /** Whether this stream ended because its server stopped answering. */
+    boolean stalledOut() {
+        return stalled;
+    }
+
     /** The server stopped answering while the connection stays open: end the stream, so that it reconnects elsewhere. */
     @Override
     public void stalled() {

@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Subscription implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Subscription.class);
+    /** Longest pause between two subscribe attempts while no server names a leader. */
+    static final Duration ELECTION_BACKOFF = Duration.ofMillis(250);
 
     private final String topic;
     private final String group;
@@ -195,9 +197,17 @@ public final class Subscription implements AutoCloseable {
             redirected = pool.failover(stream.endpoint(), stream.leaderHint());
         }
         failures++;
+        // No leader named (an election under way, or a server down): a failover ends within about a
+        // second, so ask again often rather than sleep through the new leader's first deliveries.
+        // Each attempt costs a refused call or connection, nothing more.
+        boolean electing = status.getCode() == Status.Code.UNAVAILABLE && stream.leaderHint() == null
+                && !stream.stalledOut();
+        Duration max = electing && options.maxBackoff().compareTo(ELECTION_BACKOFF) > 0 ? ELECTION_BACKOFF
+                : options.maxBackoff();
         // Told where the leader is: go there at once, the first time.
         Duration wait = redirected && failures == 1 ? Duration.ZERO
-                : RetryPolicy.backoff(options.initialBackoff(), options.maxBackoff(), failures);
+                : RetryPolicy.backoff(options.initialBackoff().compareTo(max) > 0 ? max : options.initialBackoff(), max,
+                        failures);
         long down = System.nanoTime() + wait.toNanos() - downSince;
         if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
             String description = StatusMapping.describe(status);

@@ -26,6 +26,12 @@ final class RatisSettings {
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, millis(config.electionTimeoutMin().toMillis()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, millis(config.electionTimeoutMax().toMillis()));
         RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
+        // A leader that stepped down for want of a majority sits out elections this long (Ratis: 10 s),
+        // and a JVM pause longer than it makes a leader step down. 10 s kept a node that had just been
+        // cut off, and rejoined, from standing in the next failover (chaos run: partition-leader right
+        // after another). Pre-vote already keeps a node out of touch from disrupting a leader, so one
+        // maximum election timeout is enough.
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p, millis(config.electionTimeoutMax().toMillis()));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
