@@ -41,6 +41,14 @@ import org.slf4j.LoggerFactory;
  */
 final class PublishBatcher {
     private static final Logger LOG = LoggerFactory.getLogger(PublishBatcher.class);
+    /**
+     * One batch may go out past {@link PublishConfig#maxInFlightBatches()} once every in-flight
+     * batch has waited this long: during a failover nothing comes back, and the messages behind
+     * the stuck requests would otherwise wait for them to come back before even being sent; sent,
+     * they wait on the server for the same new leader and commit with them. At most one extra, so
+     * the bound on outstanding requests holds but for one.
+     */
+    static final long STUCK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private record Pending(PublishMessage message, int size, CompletableFuture<PublishResult> result) {
     }
@@ -60,12 +68,25 @@ final class PublishBatcher {
     private boolean lingerDone;
     private final ArrayDeque<List<Pending>> ready = new ArrayDeque<>();
     private int inFlight;
+    /** When each in-flight batch was sent (System.nanoTime()). */
+    private final java.util.Map<List<Pending>, Long> sentAt = new java.util.IdentityHashMap<>();
+    private final long stuckNanos;
+    /** A drain scheduled for when the in-flight batches count as stuck. */
+    private ScheduledFuture<?> stuckCheck;
     private boolean draining;
     private boolean closed;
 
     PublishBatcher(PublishConfig config,
                    Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
                    ScheduledExecutorService timer) {
+        this(config, sender, timer, STUCK_NANOS);
+    }
+
+    /** @param stuckNanos see {@link #STUCK_NANOS} (tests) */
+    PublishBatcher(PublishConfig config,
+                   Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
+                   ScheduledExecutorService timer, long stuckNanos) {
+        this.stuckNanos = stuckNanos;
         this.config = config;
         this.sender = sender;
         this.timer = timer;
@@ -227,18 +248,22 @@ final class PublishBatcher {
         while (true) {
             List<List<Pending>> toSend = new ArrayList<>();
             synchronized (lock) {
-                while (inFlight < config.maxInFlightBatches()) {
+                long now = System.nanoTime();
+                while (slotFree(now)) {
                     if (ready.isEmpty() && lingerDone) {
                         sealOpen();
                     }
                     if (ready.isEmpty()) {
                         break;
                     }
-                    toSend.add(ready.poll());
+                    List<Pending> batch = ready.poll();
+                    toSend.add(batch);
+                    sentAt.put(batch, now);
                     inFlight++;
                 }
                 if (toSend.isEmpty()) {
                     draining = false;
+                    scheduleStuckCheck(now);
                     return;
                 }
             }
@@ -246,10 +271,39 @@ final class PublishBatcher {
                 send(batch).whenComplete((v, e) -> {
                     synchronized (lock) {
                         inFlight--;
+                        sentAt.remove(batch);
                     }
                     drain();
                 });
             }
+        }
+    }
+
+    /** Whether another batch may go out now (see {@link #STUCK_NANOS}). Caller holds lock. */
+    private boolean slotFree(long now) {
+        int max = config.maxInFlightBatches();
+        if (inFlight < max) {
+            return true;
+        }
+        return inFlight == max && !sentAt.isEmpty() && now - java.util.Collections.max(sentAt.values()) >= stuckNanos;
+    }
+
+    /** Drains again once the in-flight batches count as stuck, if messages wait for a slot. Caller holds lock. */
+    private void scheduleStuckCheck(long now) {
+        if (stuckNanos == Long.MAX_VALUE || stuckCheck != null || closed || inFlight != config.maxInFlightBatches() || sentAt.isEmpty()
+                || ready.isEmpty() && !lingerDone) {
+            return;
+        }
+        long delay = java.util.Collections.max(sentAt.values()) + stuckNanos - now;
+        try {
+            stuckCheck = timer.schedule(() -> {
+                synchronized (lock) {
+                    stuckCheck = null;
+                }
+                drain();
+            }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing
         }
     }
 

@@ -2,6 +2,7 @@ package io.hourglass.client;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import io.hourglass.api.v1.PublishMessage;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(30)
 final class PublishBatchGrowthTest {
-    private record Sent(PublishRequest request, CompletableFuture<PublishResponse> reply) {
+    private record Sent(PublishRequest request, CompletableFuture<PublishResponse> reply, long atNanos) {
     }
 
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
@@ -37,13 +38,44 @@ final class PublishBatchGrowthTest {
         timer.shutdownNow();
     }
 
+    /** No batch counts as stuck: the growth rule alone. */
     private PublishBatcher batcher(int maxInFlight) {
+        return batcher(maxInFlight, Long.MAX_VALUE);
+    }
+
+    private PublishBatcher batcher(int maxInFlight, long stuckNanos) {
         return new PublishBatcher(new PublishConfig(500, 1 << 20, Duration.ofMillis(1), maxInFlight,
                 Duration.ofSeconds(10)), request -> {
                     CompletableFuture<PublishResponse> reply = new CompletableFuture<>();
-                    sent.add(new Sent(request, reply));
+                    sent.add(new Sent(request, reply, System.nanoTime()));
                     return reply;
-                }, timer);
+                }, timer, stuckNanos);
+    }
+
+    /**
+     * A failover: nothing in flight comes back. Once every in-flight batch has waited the stuck time,
+     * one more goes out (so that it waits on the server for the new leader with the others), and only one.
+     */
+    @Test
+    void oneBatchMoreGoesOutWhenEveryInFlightOneIsStuckAndOnlyOne() {
+        PublishBatcher batcher = batcher(2, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200));
+        batcher.add(message(0));
+        await().until(() -> sent.size() == 1);
+        batcher.add(message(1));
+        await().until(() -> sent.size() == 2);
+        batcher.add(message(2));
+        await("the third batch, past the limit of 2, once both waited 200 ms").atMost(Duration.ofSeconds(5))
+                .until(() -> sent.size() == 3);
+        assertTrue(sent.get(2).atNanos() - sent.get(1).atNanos() >= java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200),
+                "not before the in-flight batches count as stuck");
+        for (int i = 3; i < 50; i++) {
+            batcher.add(message(i));
+        }
+        await("no fourth while three are out").during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(3))
+                .until(() -> sent.size() == 3);
+        answer(sent.get(0));
+        await().until(() -> sent.size() == 4);
+        assertEquals(47, sent.get(3).request().getMessagesCount(), "the rest, grown while it waited");
     }
 
     private static PublishMessage message(int i) {
