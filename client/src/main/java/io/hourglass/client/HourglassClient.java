@@ -63,6 +63,7 @@ public final class HourglassClient implements AutoCloseable {
         this.timer.setRemoveOnCancelPolicy(true);
         this.pool = new ServerPool(servers, b.channelFactory);
         this.stallWatch = new StallWatch(pool, b.stallTimeout, timer);
+        pool.stallWatch(stallWatch);
         this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer, stallWatch);
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
         this.rooms = new RoomClient(pool,

@@ -203,6 +203,7 @@ final class RoomConnection {
             reconnectTask = null;
             RoomSessionStream stream = new RoomSessionStream(pool.current(), listener);
             current = stream;
+            pool.stallWatch().watch(stream);
             open = false;
             LOG.debug("opening room session on {}", stream.endpoint().address());
             stream.start(options.clientTimeout() == null ? 0 : options.clientTimeout().toMillis());
@@ -369,6 +370,7 @@ final class RoomConnection {
 
         @Override
         public void onEnded(RoomSessionStream stream, Status status) {
+            pool.stallWatch().unwatch(stream);
             List<Completion> done = new ArrayList<>();
             HourglassClientException failure;
             synchronized (lock) {

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * ack's reply). Thread-safety: outbound frames are written under {@code lock} (a gRPC call must
  * not be written concurrently); inbound callbacks come serially from gRPC.
  */
-final class RoomSessionStream implements ClientResponseObserver<SessionRequest, SessionResponse> {
+final class RoomSessionStream implements ClientResponseObserver<SessionRequest, SessionResponse>, StallWatch.Watched {
     private static final Logger LOG = LoggerFactory.getLogger(RoomSessionStream.class);
 
     /** What the stream reports to its {@link RoomSession}; called on gRPC threads, serially. */
@@ -44,6 +44,9 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
     private final Listener listener;
     private final CompletableFuture<Status> ended = new CompletableFuture<>();
     private volatile String leaderHint;
+    private final long sinceNanos = System.nanoTime();
+    /** Set when the server stopped answering ({@link StallWatch}): the stream ends as UNAVAILABLE then. */
+    private volatile boolean stalled;
 
     private final Object lock = new Object();
     // Guarded by lock.
@@ -63,8 +66,21 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
                 .build());
     }
 
-    ServerPool.Endpoint endpoint() {
+    @Override
+    public ServerPool.Endpoint endpoint() {
         return endpoint;
+    }
+
+    @Override
+    public long sinceNanos() {
+        return sinceNanos;
+    }
+
+    /** The server stopped answering while the connection stays open: end the stream, so that it reconnects elsewhere. */
+    @Override
+    public void stalled() {
+        stalled = true;
+        cancel("server " + endpoint.address() + " stopped answering");
     }
 
     /** The leader a refusing follower named in its trailers, or null. */
@@ -147,7 +163,10 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
         end(Status.OK);
     }
 
-    private void end(Status status) {
+    private void end(Status ending) {
+        Status status = stalled
+                ? Status.UNAVAILABLE.withDescription("server " + endpoint.address() + " stopped answering")
+                : ending;
         synchronized (lock) {
             writable = false;
         }

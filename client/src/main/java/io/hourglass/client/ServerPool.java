@@ -28,6 +28,8 @@ final class ServerPool implements AutoCloseable {
     private final List<Endpoint> endpoints;
     private final ChannelFactory channelFactory;
     private final AtomicInteger current = new AtomicInteger();
+    /** Watches calls for a server that stops answering; off until the client sets its own. */
+    private volatile StallWatch stallWatch = new StallWatch(this, java.time.Duration.ZERO, null);
 
     ServerPool(List<ServerAddress> servers, ChannelFactory channelFactory) {
         this.channelFactory = channelFactory;
@@ -39,6 +41,15 @@ final class ServerPool implements AutoCloseable {
             opened.add(new Endpoint(opened.size(), address, channelFactory.open(address)));
         }
         this.endpoints = new java.util.concurrent.CopyOnWriteArrayList<>(opened);
+    }
+
+    /** The client's stall watch, for the calls made through this pool's channels. */
+    StallWatch stallWatch() {
+        return stallWatch;
+    }
+
+    void stallWatch(StallWatch value) {
+        this.stallWatch = value;
     }
 
     Endpoint current() {

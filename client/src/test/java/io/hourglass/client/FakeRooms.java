@@ -56,6 +56,8 @@ final class FakeRooms implements AutoCloseable {
     volatile boolean silentAcks;
     /** While set, {@code opened} answers wait for {@link #releaseOpens()}. */
     volatile boolean holdOpens;
+    /** WhoAmI calls (the client's liveness question) go unanswered while set, as on a paused server. */
+    volatile boolean questionsHang;
     private final Queue<Runnable> heldOpens = new ConcurrentLinkedQueue<>();
     /** The next ping is answered UNKNOWN_CLIENT. */
     final AtomicBoolean forgetNextPing = new AtomicBoolean();
@@ -63,7 +65,8 @@ final class FakeRooms implements AutoCloseable {
     private final Server server;
 
     FakeRooms() throws IOException {
-        server = InProcessServerBuilder.forName(name).addService(new Service()).build().start();
+        server = InProcessServerBuilder.forName(name).addService(new Service()).addService(new Questions()).build()
+                .start();
     }
 
     String address() {
@@ -204,6 +207,17 @@ final class FakeRooms implements AutoCloseable {
             trailers.put(LEADER, followerOf);
         }
         return trailers;
+    }
+
+    private final class Questions extends io.hourglass.api.v1.SecurityGrpc.SecurityImplBase {
+        @Override
+        public void whoAmI(io.hourglass.api.v1.WhoAmIRequest request,
+                           io.grpc.stub.StreamObserver<io.hourglass.api.v1.WhoAmIResponse> response) {
+            if (!questionsHang) {
+                response.onNext(io.hourglass.api.v1.WhoAmIResponse.getDefaultInstance());
+                response.onCompleted();
+            }
+        }
     }
 
     private final class Service extends RoomsGrpc.RoomsImplBase {

@@ -245,6 +245,22 @@ class RoomSessionTest {
     }
 
     @Test
+    void aSessionLeavesAServerThatStopsAnsweringAndResubscribesElsewhere() throws Exception {
+        try (FakeRooms second = new FakeRooms();
+             HourglassClient two = HourglassClient.builder().servers(server.address(), second.address())
+                     .channelFactory(FakeRooms.channels()).stallTimeout(Duration.ofMillis(200)).build()) {
+            RoomSession session = two.rooms().openSession(options());
+            reply(session.subscribe("r", RoomMode.SYNC));
+
+            server.questionsHang = true; // paused: the stream stays open and silent
+            await().atMost(Duration.ofSeconds(5)).until(() -> !second.sessions.isEmpty()
+                    && second.session(0).requests(OpCase.SUBSCRIBE).size() == 1);
+            assertEquals("r", second.session(0).requests(OpCase.SUBSCRIBE).get(0).getSubscribe().getRoom());
+            await().atMost(Duration.ofSeconds(5)).until(() -> server.session(0).cancelled);
+        }
+    }
+
+    @Test
     void followsTheLeaderHintOnReconnect() throws Exception {
         try (FakeRooms follower = new FakeRooms()) {
             follower.followerOf = server.address();
