@@ -46,7 +46,8 @@ final class PublishBatcher {
      * batch has waited this long: during a failover nothing comes back, and the messages behind
      * the stuck requests would otherwise wait for them to come back before even being sent; sent,
      * they wait on the server for the same new leader and commit with them. At most one extra, so
-     * the bound on outstanding requests holds but for one.
+     * the bound on outstanding requests holds but for one; never with a limit of 1, which keeps
+     * requests in order (one at a time).
      */
     static final long STUCK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -285,12 +286,14 @@ final class PublishBatcher {
         if (inFlight < max) {
             return true;
         }
-        return inFlight == max && !sentAt.isEmpty() && now - java.util.Collections.max(sentAt.values()) >= stuckNanos;
+        // A limit of 1 is a promise of order (one request at a time: --in-order): never past it.
+        return max > 1 && inFlight == max && !sentAt.isEmpty()
+                && now - java.util.Collections.max(sentAt.values()) >= stuckNanos;
     }
 
     /** Drains again once the in-flight batches count as stuck, if messages wait for a slot. Caller holds lock. */
     private void scheduleStuckCheck(long now) {
-        if (stuckNanos == Long.MAX_VALUE || stuckCheck != null || closed || inFlight != config.maxInFlightBatches() || sentAt.isEmpty()
+        if (stuckNanos == Long.MAX_VALUE || config.maxInFlightBatches() < 2 || stuckCheck != null || closed || inFlight != config.maxInFlightBatches() || sentAt.isEmpty()
                 || ready.isEmpty() && !lingerDone) {
             return;
         }

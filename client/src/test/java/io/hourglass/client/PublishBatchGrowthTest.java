@@ -57,6 +57,18 @@ final class PublishBatchGrowthTest {
      * one more goes out (so that it waits on the server for the new leader with the others), and only one.
      */
     @Test
+    void aLimitOfOneNeverLetsASecondBatchOutHoweverLongTheFirstWaits() {
+        PublishBatcher batcher = batcher(1, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50));
+        batcher.add(message(0));
+        await().until(() -> sent.size() == 1);
+        batcher.add(message(1));
+        await("one request at a time keeps the order").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(3))
+                .until(() -> sent.size() == 1);
+        answer(sent.get(0));
+        await().until(() -> sent.size() == 2);
+    }
+
+    @Test
     void oneBatchMoreGoesOutWhenEveryInFlightOneIsStuckAndOnlyOne() {
         PublishBatcher batcher = batcher(2, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200));
         batcher.add(message(0));
