@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +67,8 @@ class RoomFailoverTest {
     private static ScheduledExecutorService pingers;
     private final List<ManagedChannel> channels = new ArrayList<>();
     private final List<SessionClient> clients = new ArrayList<>();
+    /** The stop of the leader a test stopped, joined after the test. */
+    private CompletableFuture<Void> stopping = CompletableFuture.completedFuture(null);
 
     @BeforeAll
     static void start() {
@@ -97,6 +100,7 @@ class RoomFailoverTest {
 
     @AfterEach
     void closeClients() throws InterruptedException {
+        stopping.join();
         clients.forEach(SessionClient::close);
         for (ManagedChannel c : channels) {
             c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -115,9 +119,15 @@ class RoomFailoverTest {
         return c;
     }
 
+    /**
+     * Stops the leader in the background and returns its successor as soon as it leads. The stop
+     * itself can take seconds (Ratis waits up to 3 s for a channel to a restarted peer to shut
+     * down gracefully), while the new leader's failover hold runs from the moment it leads: clients
+     * come back within that hold, not after the old process is gone.
+     */
     private TestNode stopLeader(TestNode leader) {
         LOG.info("stopping the leader {}", leader.id());
-        leader.stop();
+        stopping = CompletableFuture.runAsync(leader::stop);
         TestNode next = cluster.awaitLeaderOtherThan(leader, NEW_LEADER_WITHIN);
         LOG.info("new leader {}", next.id());
         return next;

@@ -86,11 +86,11 @@ public final class TestCluster implements AutoCloseable {
     }
 
     public Optional<TestNode> leader() {
-        return nodes.stream().filter(TestNode::isRunning).filter(n -> n.node().isLeader()).findFirst();
+        return nodes.stream().filter(TestNode::leads).findFirst();
     }
 
     public List<TestNode> followers() {
-        return nodes.stream().filter(TestNode::isRunning).filter(n -> !n.node().isLeader()).toList();
+        return nodes.stream().filter(n -> n.isRunning() && !n.leads()).toList();
     }
 
     public List<TestNode> nodes() {

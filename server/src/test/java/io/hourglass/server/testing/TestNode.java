@@ -36,7 +36,7 @@ public final class TestNode implements AutoCloseable {
     private final AtomicLong adminCalls = new AtomicLong();
     private final Path dataDir;
     private final Map<String, String> settings;
-    private HourglassNode node;
+    private volatile HourglassNode node;
 
     private TestNode(Path dataDir, Map<String, String> overrides) {
         this.dataDir = dataDir;
@@ -87,6 +87,12 @@ public final class TestNode implements AutoCloseable {
 
     public boolean isRunning() {
         return node != null;
+    }
+
+    /** Running and leading; safe while another thread stops the node. */
+    public boolean leads() {
+        HourglassNode n = node;
+        return n != null && n.isLeader();
     }
 
     public String id() {
