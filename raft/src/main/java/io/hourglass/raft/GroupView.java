@@ -180,7 +180,7 @@ final class GroupView {
      * How long ago this follower last heard from its leader: a follower the leader stopped sending
      * to (a dead log appender, a partition) must not call itself ready on an old commit index.
      */
-    private static long leaderContactMs(DivisionInfo info) {
+    static long leaderContactMs(DivisionInfo info) {
         var role = info.getRoleInfoProto();
         return role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
                 ? role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() : 0;

@@ -36,26 +36,36 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Elects a new leader at once when the leader's process is gone, instead of after the election
- * timeout (1–2 s by default).
+ * timeout (1–2 s by default), and as soon as a majority has stopped hearing from a leader that is
+ * silent (cut off, paused), instead of after a pre-vote round that may be lost.
  *
- * <p>The signal is a connection into this node's Raft port closing: {@code kill -9} (or a crash)
- * closes every socket of the process, the leader's append stream to this follower among them. It
- * is only a hint, since a leader also reopens streams now and then, so it is confirmed: the leader's
- * Raft port must refuse a new TCP connection, i.e. nothing listens there any more. A leader that is
- * paused (SIGSTOP), cut off by dropped packets or just slow never refuses, so those cases wait out
- * the election timeout as before, pre-vote included, and a busy machine gets no extra elections.
+ * <p><b>Gone.</b> The signal is a connection into this node's Raft port closing: {@code kill -9} (or
+ * a crash) closes every socket of the process, the leader's append stream to this follower among
+ * them. It is only a hint, since a leader also reopens streams now and then, so it is confirmed: the
+ * leader's Raft port must refuse a new TCP connection, i.e. nothing listens there any more.
+ *
+ * <p><b>Silent.</b> A leader that is paused (SIGSTOP) or cut off by dropped packets never refuses,
+ * and Ratis' own election after the timeout can lose a whole round: a candidate whose log is
+ * shorter loses the pre-vote, then waits for the silent leader's answer until its round times out
+ * (seen: 3–4 s). So a follower that has heard nothing from its leader for {@code silence}
+ * ({@code raft.electionTimeoutMin}: no earlier than Ratis' pre-vote would let a follower vote)
+ * asks the other followers where their logs end and how long their own leader has been silent. Only
+ * when enough of them — itself included, a majority of the voters — follow no leader or the same
+ * one, silent for at least 9/10 of {@code silence}, does it go on; a follower that is itself cut off
+ * reaches nobody and leaves the election to Ratis (whose pre-vote the others refuse), and one whose
+ * leader still talks to the others does nothing.
  *
  * <p>The follower then asks its own Raft server to start an election, through the request a leader
- * sends its chosen successor in a leadership transfer ({@code startLeaderElection}, naming the gone
+ * sends its chosen successor in a leadership transfer ({@code startLeaderElection}, naming the old
  * leader, which Ratis accepts only while that leader is still this follower's leader in this term
  * and this follower's log holds the term's last entry). The election skips pre-vote and runs for the
  * next term, which the other followers grant if the candidate's log is as complete as theirs.
  *
  * <p>Two followers forcing elections at the same moment would split the vote. So the followers go
  * one by one, {@code stagger} apart, the one whose log ends last first ({@link #rank}: each asks the
- * others where their logs end, over the Raft port; a leader that is gone sends no more entries, so the
- * ends hold still), each only if the gone
- * leader is still its leader and its port still refuses by then.
+ * others where their logs end, over the Raft port; a leader that is gone or cut off sends no more
+ * entries, so the ends hold still), each only if the old leader is still its leader and still gone
+ * or silent by then.
  */
 final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderExitWatch.class);
@@ -68,17 +78,30 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     private final PeerChannels peers;
     private final ScheduledExecutorService executor;
     private final Duration stagger;
+    private final long silenceMs;
     private final boolean enabled;
     private final AtomicBoolean probing = new AtomicBoolean();
     private final AtomicLong elections = new AtomicLong();
+    private final AtomicLong silenceElections = new AtomicLong();
+
+    /** What made this node look at its leader. */
+    enum Cause {
+        /** A connection into the Raft port closed: the leader's process may be gone. */
+        CLOSED,
+        /** Nothing from the leader for {@code silence}. */
+        SILENT
+    }
 
     /**
      * @param server this node's Raft server, once built (the watch is installed on its port before)
      * @param stagger how long the next follower by id waits; zero turns the watch off
+     * @param silence how long a leader must have been silent before the followers elect another
+     *        ({@code raft.electionTimeoutMin}); zero looks for gone leaders only
      */
     LeaderExitWatch(String nodeId, Supplier<RaftServer> server, RaftGroupId groupId,
-                    Function<String, String> raftAddressOf, PeerChannels peers, Duration stagger) {
+                    Function<String, String> raftAddressOf, PeerChannels peers, Duration stagger, Duration silence) {
         this.nodeId = nodeId;
+        this.silenceMs = silence.toMillis();
         this.peers = peers;
         this.server = server;
         this.groupId = groupId;
@@ -87,6 +110,15 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         this.enabled = !stagger.isZero();
         this.executor = Daemons.scheduler("hourglass-leader-exit-" + nodeId);
     }
+
+    /** Starts looking for a silent leader every {@link #SILENCE_TICK_MS}. */
+    void start() {
+        if (enabled && silenceMs > 0) {
+            executor.scheduleWithFixedDelay(this::silenceTick, SILENCE_TICK_MS, SILENCE_TICK_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private static final long SILENCE_TICK_MS = 100;
 
     @Override
     public void close() {
@@ -98,14 +130,35 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         return elections.get();
     }
 
+    /** Elections this node started because a majority had not heard from its leader for the silence. */
+    long silenceElections() {
+        return silenceElections.get();
+    }
+
     @Override
     public void transportTerminated(Attributes transportAttrs) {
         if (enabled && probing.compareAndSet(false, true)) {
             try {
-                executor.execute(() -> look(0));
+                executor.execute(() -> look(0, Cause.CLOSED));
             } catch (RuntimeException e) { // shutting down
                 probing.set(false);
             }
+        }
+    }
+
+    private void silenceTick() {
+        try {
+            RaftServer s = server.get();
+            if (s == null || probing.get()) {
+                return;
+            }
+            DivisionInfo info = s.getDivision(groupId).getInfo();
+            if (info.isFollower() && info.getLeaderId() != null && GroupView.leaderContactMs(info) >= silenceMs
+                    && probing.compareAndSet(false, true)) {
+                look(0, Cause.SILENT);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("{}: leader silence check failed", nodeId, e);
         }
     }
 
@@ -131,14 +184,49 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
 
     private LogEnd logEnd() {
         RaftServer s = server.get();
-        TermIndex last = null;
+        LogEnd.Builder end = LogEnd.newBuilder().setTerm(-1).setIndex(-1).setLeaderSilentMs(Long.MAX_VALUE);
         try {
-            last = s == null ? null : s.getDivision(groupId).getRaftLog().getLastEntryTermIndex();
+            if (s == null) {
+                return end.build();
+            }
+            RaftServer.Division division = s.getDivision(groupId);
+            TermIndex last = division.getRaftLog().getLastEntryTermIndex();
+            if (last != null) {
+                end.setTerm(last.getTerm()).setIndex(last.getIndex());
+            }
+            DivisionInfo info = division.getInfo();
+            RaftPeerId leader = info.getLeaderId();
+            if (info.isLeader()) {
+                end.setLeader(s.getId().toString()).setLeaderSilentMs(0);
+            } else if (info.isFollower() && leader != null) {
+                end.setLeader(leader.toString()).setLeaderSilentMs(GroupView.leaderContactMs(info));
+            }
         } catch (IOException e) {
-            // no division yet: an empty log
+            // no division yet: an empty log, no leader
         }
-        return last == null ? LogEnd.newBuilder().setTerm(-1).setIndex(-1).build()
-                : LogEnd.newBuilder().setTerm(last.getTerm()).setIndex(last.getIndex()).build();
+        return end.build();
+    }
+
+    /**
+     * The answers of followers that agree {@code leader} is silent: they follow no leader or that
+     * one, and have not heard from it for at least 9/10 of {@code silenceMs} (heartbeats reach
+     * followers a little apart). Null when these and this node are no majority of {@code voters}.
+     */
+    static Map<String, LogEnd> agreeingSilent(String me, List<String> voters, String leader, Map<String, LogEnd> ends,
+                                              long silenceMs) {
+        Map<String, LogEnd> agreeing = new HashMap<>();
+        for (String peer : voters) {
+            LogEnd end = ends.get(peer);
+            if (peer.equals(leader) || end == null) {
+                continue;
+            }
+            boolean followsNone = end.getLeader().isEmpty();
+            if (peer.equals(me) || (followsNone || end.getLeader().equals(leader))
+                    && end.getLeaderSilentMs() >= silenceMs * 9 / 10) {
+                agreeing.put(peer, end);
+            }
+        }
+        return agreeing.size() >= voters.size() / 2 + 1 && agreeing.containsKey(me) ? agreeing : null;
     }
 
     /**
@@ -209,7 +297,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             try {
                 ends.put(peer, answer.get(LOG_END_DEADLINE_MS + 50, TimeUnit.MILLISECONDS));
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                LOG.info("{}: {} did not tell its log end ({}): counting it as behind", nodeId, peer, e.toString());
+                LOG.debug("{}: {} did not tell its log end ({}): counting it as behind", nodeId, peer, e.toString());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -217,11 +305,11 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         return ends;
     }
 
-    /** One look, on the watch thread: {@code round} 0 when a connection closed, then once per stagger. */
-    private void look(int round) {
+    /** One look, on the watch thread: {@code round} 0 when a connection closed or the silence began, then once per stagger. */
+    private void look(int round, Cause cause) {
         boolean again = false;
         try {
-            again = lookOnce(round);
+            again = lookOnce(round, cause);
         } catch (IOException | RuntimeException e) {
             LOG.debug("{}: leader exit check failed", nodeId, e);
         } finally {
@@ -232,7 +320,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     }
 
     /** @return whether another look is scheduled */
-    private boolean lookOnce(int round) throws IOException {
+    private boolean lookOnce(int round, Cause cause) throws IOException {
         RaftServer server = this.server.get();
         if (server == null) {
             return false;
@@ -244,25 +332,38 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             return false;
         }
         String address = raftAddressOf.apply(leader.toString());
-        if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
-            return false;
+        if (cause == Cause.CLOSED) {
+            if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
+                return false;
+            }
+        } else if (GroupView.leaderContactMs(info) < silenceMs) {
+            return false; // heard from it again
         }
         List<String> voters = division.getRaftConf().getCurrentPeers().stream().map(RaftPeer::getId)
                 .map(RaftPeerId::toString).toList();
         Map<String, LogEnd> ends = logEnds(voters, leader.toString());
+        if (cause == Cause.SILENT) {
+            ends = agreeingSilent(nodeId, voters, leader.toString(), ends, silenceMs);
+            if (ends == null) {
+                LOG.debug("{}: leader {} silent here, but no majority agrees: leaving it to Ratis", nodeId, leader);
+                return false;
+            }
+        }
         int rank = rank(nodeId, voters, leader.toString(), ends);
         if (rank < 0) {
             return false; // not a voter
         }
         if (round < rank) {
-            executor.schedule(() -> look(round + 1), stagger.toMillis(), TimeUnit.MILLISECONDS);
+            executor.schedule(() -> look(round + 1, cause), stagger.toMillis(), TimeUnit.MILLISECONDS);
             return true;
         }
         TermIndex last = division.getRaftLog().getLastEntryTermIndex();
         long term = info.getCurrentTerm();
+        String why = cause == Cause.CLOSED ? "leader " + leader + "'s Raft port " + address + " refuses connections"
+                : "a majority has not heard from leader " + leader + " for " + silenceMs + " ms";
         if (last == null || last.getTerm() != term) {
-            LOG.info("{}: leader {}'s Raft port {} refuses connections, but this node's log lacks an entry of term {}:"
-                    + " leaving the election to the timeout", nodeId, leader, address, term);
+            LOG.info("{}: {}, but this node's log lacks an entry of term {}: leaving the election to the timeout",
+                    nodeId, why, term);
             return false;
         }
         StartLeaderElectionRequestProto request = StartLeaderElectionRequestProto.newBuilder()
@@ -274,12 +375,10 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
                 .build();
         StartLeaderElectionReplyProto reply = server.startLeaderElection(request);
         if (reply.getServerReply().getSuccess()) {
-            elections.incrementAndGet();
-            LOG.info("{}: leader {}'s Raft port {} refuses connections, so its process is gone: started an election"
-                    + " for term {} at once (last entry {})", nodeId, leader, address, term + 1, last);
+            (cause == Cause.CLOSED ? elections : silenceElections).incrementAndGet();
+            LOG.info("{}: {}: started an election for term {} at once (last entry {})", nodeId, why, term + 1, last);
         } else {
-            LOG.info("{}: leader {} is gone, but Raft refused to start an election now; the timeout will", nodeId,
-                    leader);
+            LOG.info("{}: {}, but Raft refused to start an election now; the timeout will", nodeId, why);
         }
         return false;
     }

@@ -25,7 +25,8 @@ import java.util.List;
  * @param lostLogTimeout {@code raft.lostLogTimeout} (5s): a follower whose leader has committed past this
  *        node's log end yet appended nothing for this long asks it to step down (see LostLogWatch)
  * @param leaderExitStagger {@code raft.leaderExitStagger} (300ms; 0 = off): a follower seeing its leader's
- *        process gone starts an election at once, the next follower by id this much later (see LeaderExitWatch)
+ *        process gone, or silent for electionTimeoutMin to a majority, starts an election at once, the next
+ *        follower this much later (see LeaderExitWatch)
  * @param handOverTimeout {@code raft.handOverTimeout} (0 = off, the default): a leader closing (SIGTERM) first
  *        transfers its leadership to its most caught-up follower, waiting at most this long
  * @param maxClockSkew {@code raft.maxClockSkew} (500ms; 0 = off): a node whose clock a majority of the voters

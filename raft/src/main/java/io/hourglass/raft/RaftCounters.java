@@ -54,6 +54,14 @@ public final class RaftCounters {
         return leaderExit.elections();
     }
 
+    /**
+     * Elections this node started at once because a majority of the voters had not heard from its
+     * leader for {@code raft.electionTimeoutMin} ({@link LeaderExitWatch}).
+     */
+    public long leaderSilenceElections() {
+        return leaderExit.silenceElections();
+    }
+
     /** Step-downs this node asked of a leader that kept sending past its log's end ({@link LostLogWatch}). */
     public long lostLogStepDownRequests() {
         return watches.lostLogStepDownRequests();

@@ -123,7 +123,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 clockWatch::refusal);
         RaftProperties properties = RatisSettings.properties(config, maxEntryBytes);
         this.leaderExit = new LeaderExitWatch(config.nodeId(), this::raftServer, GROUP_ID, this::raftAddressOf,
-                transport.peers, config.leaderExitStagger());
+                transport.peers, config.leaderExitStagger(), config.electionTimeoutMin());
         transport.serve(leaderExit, List.of(checkpointServer.definition(), clockWatch.definition(), leaderExit.definition()));
         this.server = RaftServer.newBuilder()
                 .setServerId(selfId)
@@ -194,6 +194,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         clockWatch.start();
         watches.start();
         contact.start();
+        leaderExit.start();
         LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
                 GROUP_ID, group.getPeers());
     }

@@ -2,6 +2,7 @@ package io.hourglass.raft;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
@@ -54,6 +55,42 @@ class LeaderExitWatchTest {
 
     private static io.hourglass.core.proto.LogEnd end(long term, long index) {
         return io.hourglass.core.proto.LogEnd.newBuilder().setTerm(term).setIndex(index).build();
+    }
+
+    private static io.hourglass.core.proto.LogEnd silent(String leader, long silentMs) {
+        return end(4, 1000).toBuilder().setLeader(leader).setLeaderSilentMs(silentMs).build();
+    }
+
+    @Test
+    void aSilentLeaderIsReplacedOnlyWhenAMajorityHasNotHeardFromIt() {
+        List<String> three = List.of("n1", "n2", "n3");
+        long silence = 1_000;
+        // the other follower has not heard from n2 either (a little less long: heartbeats arrive apart)
+        var both = Map.of("n1", silent("n2", 1_050), "n3", silent("n2", 930));
+        assertEquals(Map.of("n1", both.get("n1"), "n3", both.get("n3")),
+                LeaderExitWatch.agreeingSilent("n1", three, "n2", both, silence));
+        // ... or follows no leader any more (it is a candidate)
+        var none = Map.of("n1", silent("n2", 1_050), "n3", silent("", Long.MAX_VALUE));
+        assertEquals(2, LeaderExitWatch.agreeingSilent("n1", three, "n2", none, silence).size());
+        // the leader still talks to n3: n1 alone is cut off from it, nobody is elected
+        assertNull(LeaderExitWatch.agreeingSilent("n1", three, "n2",
+                Map.of("n1", silent("n2", 1_050), "n3", silent("n2", 120)), silence));
+        // n1 is cut off from everybody: nobody answers
+        assertNull(LeaderExitWatch.agreeingSilent("n1", three, "n2", Map.of("n1", silent("n2", 1_050)), silence));
+        // n3 already follows a new leader
+        assertNull(LeaderExitWatch.agreeingSilent("n1", three, "n2",
+                Map.of("n1", silent("n2", 1_050), "n3", silent("n3", 5_000)), silence));
+        // an older node tells no leader and 0 ms: it does not agree
+        assertNull(LeaderExitWatch.agreeingSilent("n1", three, "n2",
+                Map.of("n1", silent("n2", 1_050), "n3", end(4, 1000)), silence));
+        // five voters: the asking follower and two more make the majority, the fourth still hears n2
+        List<String> five = List.of("n1", "n2", "n3", "n4", "n5");
+        var some = Map.of("n1", silent("n2", 1_100), "n3", silent("n2", 1_000), "n4", silent("n2", 980),
+                "n5", silent("n2", 40));
+        assertEquals(java.util.Set.of("n1", "n3", "n4"),
+                LeaderExitWatch.agreeingSilent("n1", five, "n2", some, silence).keySet());
+        assertNull(LeaderExitWatch.agreeingSilent("n1", five, "n2",
+                Map.of("n1", silent("n2", 1_100), "n3", silent("n2", 1_000), "n5", silent("n2", 40)), silence));
     }
 
     @Test

@@ -108,6 +108,9 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft.counters(), RaftCounters::leaderExitElections)
                 .description("Elections this node started at once because its leader's process was gone "
                         + "(raft.leaderExitStagger)").register(registry);
+        FunctionCounter.builder("hourglass.raft.leader.silence.elections", raft.counters(), RaftCounters::leaderSilenceElections)
+                .description("Elections this node started at once because a majority of the voters had not heard from "
+                        + "its leader for raft.electionTimeoutMin (a cut-off or paused leader)").register(registry);
         FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsRetargeted)
                 .tag("reason", "new_leader").description("Proposal attempts forwarded to a leader and sent again to "
                         + "the new leader this node learnt of meanwhile").register(registry);

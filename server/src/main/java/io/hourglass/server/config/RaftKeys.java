@@ -62,8 +62,9 @@ public final class RaftKeys {
             "When a connection from the leader closes and the leader's Raft port then refuses connections (its "
                     + "process is gone: killed, crashed, stopped), the followers start an election at once instead of "
                     + "after the election timeout, the one whose log ends last first, then by id, this far apart, each only if no new "
-                    + "leader has appeared by then (two at once would split the vote). A paused or cut-off leader "
-                    + "refuses nothing and is left to the timeout. 0 turns it off.");
+                    + "leader has appeared by then (two at once would split the vote). The same goes for a paused or "
+                    + "cut-off leader once followers that have not heard from it for raft.electionTimeoutMin make a "
+                    + "majority. 0 turns both off.");
     public static final ConfigKey<Duration> HAND_OVER_TIMEOUT = ConfigKey.duration(
             "raft.handOverTimeout", "0ms", "0ms",
             "When above 0, a leader shutting down (SIGTERM, a rolling restart) first transfers its leadership to "
