@@ -117,8 +117,18 @@ final class StallWatch implements AutoCloseable {
         }));
     }
 
-    private void stalled(ServerPool.Endpoint endpoint, List<Watched> calls) {
+    /**
+     * The verdict covers every call on the server, not only the ones that were waiting when the
+     * question went out: a call made on it since then would otherwise wait for a question of its own.
+     */
+    private void stalled(ServerPool.Endpoint endpoint, List<Watched> asked) {
         stalls.incrementAndGet();
+        List<Watched> calls = new java.util.ArrayList<>(asked);
+        for (Watched w : watched) {
+            if (w.endpoint().index() == endpoint.index() && !calls.contains(w)) {
+                calls.add(w);
+            }
+        }
         LOG.warn("server {} has not answered for {} ms while its connection stays open: moving {} waiting call(s)"
                 + " to another server", endpoint.address(), TimeUnit.NANOSECONDS.toMillis(timeoutNanos), calls.size());
         pool.failover(endpoint);

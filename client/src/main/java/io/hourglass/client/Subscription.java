@@ -29,6 +29,14 @@ public final class Subscription implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Subscription.class);
     /** Longest pause between two subscribe attempts while no server names a leader. */
     static final Duration ELECTION_BACKOFF = Duration.ofMillis(250);
+    /**
+     * The pause between subscribe attempts while no server names a leader, during the first
+     * {@link #ELECTION_WINDOW} of an outage: a failover elects a leader within about 100 ms after a
+     * kill and about 1 s after a partition, and each attempt meanwhile costs one refused call.
+     */
+    static final Duration ELECTION_RETRY = Duration.ofMillis(50);
+    /** How long into an outage attempts go every {@link #ELECTION_RETRY}; then the backoff grows. */
+    static final Duration ELECTION_WINDOW = Duration.ofSeconds(3);
 
     private final String topic;
     private final String group;
@@ -205,9 +213,15 @@ public final class Subscription implements AutoCloseable {
         Duration max = electing && options.maxBackoff().compareTo(ELECTION_BACKOFF) > 0 ? ELECTION_BACKOFF
                 : options.maxBackoff();
         // Told where the leader is: go there at once, the first time.
-        Duration wait = redirected && failures == 1 ? Duration.ZERO
-                : RetryPolicy.backoff(options.initialBackoff().compareTo(max) > 0 ? max : options.initialBackoff(), max,
-                        failures);
+        Duration wait;
+        if (redirected && failures == 1) {
+            wait = Duration.ZERO;
+        } else if (electing && System.nanoTime() - downSince < ELECTION_WINDOW.toNanos()) {
+            wait = options.initialBackoff().compareTo(ELECTION_RETRY) < 0 ? options.initialBackoff() : ELECTION_RETRY;
+        } else {
+            wait = RetryPolicy.backoff(options.initialBackoff().compareTo(max) > 0 ? max : options.initialBackoff(), max,
+                    failures);
+        }
         long down = System.nanoTime() + wait.toNanos() - downSince;
         if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
             String description = StatusMapping.describe(status);
@@ -216,8 +230,13 @@ public final class Subscription implements AutoCloseable {
                     + stream.endpoint().address() + ": " + description + ")", description,
                     status.asRuntimeException());
         }
-        LOG.info("stream to {} for {} ended ({}); reconnecting in {} ms",
-                stream.endpoint().address(), topic, status.getCode(), wait.toMillis());
+        if (failures == 1) {
+            LOG.info("stream to {} for {} ended ({}); reconnecting in {} ms",
+                    stream.endpoint().address(), topic, status.getCode(), wait.toMillis());
+        } else {
+            LOG.debug("subscribe attempt {} on {} for {} failed ({}); again in {} ms", failures,
+                    stream.endpoint().address(), topic, status.getCode(), wait.toMillis());
+        }
         try {
             reconnectTask = timer.schedule(this::connect, wait.toNanos(), TimeUnit.NANOSECONDS);
             return null;
