@@ -27,7 +27,7 @@ import java.util.List;
  * @param leaderExitStagger {@code raft.leaderExitStagger} (300ms; 0 = off): a follower seeing its leader's
  *        process gone, or silent for electionTimeoutMin to a majority, starts an election at once, the next
  *        follower this much later (see LeaderExitWatch)
- * @param handOverTimeout {@code raft.handOverTimeout} (0 = off, the default): a leader closing (SIGTERM) first
+ * @param handOverTimeout {@code raft.handOverTimeout} (3s; 0 = off): a leader closing (SIGTERM) first
  *        transfers its leadership to its most caught-up follower, waiting at most this long
  * @param maxClockSkew {@code raft.maxClockSkew} (500ms; 0 = off): a node whose clock a majority of the voters
  *        see off by more stamps no entries and hands its leadership over (see ClockWatch)
@@ -95,7 +95,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.duration("raft.followerStallTimeout", Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 s.duration("raft.lostLogTimeout", Duration.ofSeconds(5), Duration.ofSeconds(1)),
                 s.duration("raft.leaderExitStagger", Duration.ofMillis(300), Duration.ZERO),
-                s.duration("raft.handOverTimeout", Duration.ZERO, Duration.ZERO),
+                s.duration("raft.handOverTimeout", Duration.ofSeconds(3), Duration.ZERO),
                 s.duration("raft.maxClockSkew", Duration.ofMillis(500), Duration.ZERO),
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),

@@ -66,12 +66,12 @@ public final class RaftKeys {
                     + "cut-off leader once followers that have not heard from it for raft.electionTimeoutMin make a "
                     + "majority. 0 turns both off.");
     public static final ConfigKey<Duration> HAND_OVER_TIMEOUT = ConfigKey.duration(
-            "raft.handOverTimeout", "0ms", "0ms",
-            "When above 0, a leader shutting down (SIGTERM, a rolling restart) first transfers its leadership to "
-                    + "its most caught-up follower, which is elected at once, and waits at most this long for it (3s "
-                    + "is a good value); a publish waiting meanwhile is retried by the client against the new leader. "
-                    + "Off by default for now: a rooms failover test failed once with it on. Off, the followers "
-                    + "elect a new leader as soon as the old one's port closes (raft.leaderExitStagger).");
+            "raft.handOverTimeout", "3s", "0ms",
+            "A leader shutting down (SIGTERM, a rolling restart) first transfers its leadership to its most "
+                    + "caught-up follower that answered lately, which is elected at once, and waits at most this long "
+                    + "for it; a publish waiting meanwhile is retried by the client against the new leader. 0 turns it "
+                    + "off: the followers then elect a new leader as soon as the old one's port closes "
+                    + "(raft.leaderExitStagger).");
     public static final ConfigKey<Duration> MAX_CLOCK_SKEW = ConfigKey.duration(
             "raft.maxClockSkew", "500ms", "0ms",
             "Every node reads the other voters' clocks once a second over the Raft port. A node whose clock a "
