@@ -21,9 +21,11 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
 
 /**
  * Sends the proposals of a node that does not lead to the leader its own Raft division knows of,
@@ -193,6 +195,14 @@ final class Forwarder implements AutoCloseable {
         return rpc.sendRequestAsyncUnordered(request);
     }
 
+    /**
+     * Whether {@code e} is a leader's refusal while it hands its leadership over: nothing was logged,
+     * so the proposal may go again at once.
+     */
+    static boolean stepsDown(Throwable e) {
+        return e instanceof LeaderSteppingDownException || e instanceof TransferLeadershipException;
+    }
+
     /** {@code server} answered something other than "not ready": the proposals parked on it go now. */
     private void release(RaftPeerId server) {
         NotReady gate = notReady.remove(server);
@@ -327,6 +337,14 @@ final class Forwarder implements AutoCloseable {
                 if (probe) {
                     later(to);
                 }
+            } else if (stepsDown(e)) {
+                // A leader handing over (SIGTERM, an admin transfer) refuses before it logs anything;
+                // its successor is elected within a round trip or two: ask again soon, wherever the
+                // leader is then (a new leader cuts the pause short).
+                synchronized (this) {
+                    sleepMs = FIRST_SLEEP_MS;
+                }
+                later(null);
             } else if (e instanceof ResourceUnavailableException) {
                 later(to);
             } else if (reply != null) {

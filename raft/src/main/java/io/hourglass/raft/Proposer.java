@@ -93,8 +93,8 @@ final class Proposer {
      * While this node leads, a proposal goes straight into its own division: no loopback gRPC
      * call, no second serialisation, and no ordered sliding window that makes every concurrent
      * publish wait for the one before it. If leadership moved meanwhile the division answers
-     * NotLeader, and the proposal is forwarded to the new
-     * leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
+     * NotLeader (or, handing its leadership over, "stepping down"), and the proposal is forwarded
+     * to the new leader (the producer-id dedup makes that retry safe). Returns null when the division cannot
      * be reached, so the caller forwards.
      */
     private CompletableFuture<RaftClientReply> submitToOwnDivision(Message message) {
@@ -108,7 +108,7 @@ final class Proposer {
                 .build();
         try {
             return server.submitClientRequestAsync(request).thenCompose(reply -> reply.getNotLeaderException() != null
-                    || reply.getLeaderNotReadyException() != null
+                    || reply.getLeaderNotReadyException() != null || Forwarder.stepsDown(reply.getException())
                     ? forwarder.forward(message) : CompletableFuture.completedFuture(reply));
         } catch (IOException e) {
             return null;

@@ -39,4 +39,48 @@ class HandOverTest {
             TestGroup.put(next, "after").get();
         }
     }
+
+    /**
+     * While the leader hands over, it refuses proposals ("stepping down"); a follower's forwarder
+     * asks again as soon as the successor leads, so none of the proposals made meanwhile fails.
+     * Before, each failed with "replication did not complete" and the client had to retry.
+     */
+    @Test
+    void proposalsForwardedDuringTheHandOverAllCommit() throws Exception {
+        Map<String, String> settings = Map.of("raft.electionTimeoutMin", "8s", "raft.electionTimeoutMax", "9s",
+                "raft.leaderExitStagger", "0ms", "raft.handOverTimeout", "5s");
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), settings).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            String id = group.nodes().entrySet().stream().filter(e -> e.getValue() == leader).findFirst()
+                    .orElseThrow().getKey();
+            RaftNode via = group.nodes().values().stream().filter(n -> n != leader).findFirst().orElseThrow();
+            TestGroup.put(via, "warm").get();
+            java.util.List<java.util.concurrent.CompletableFuture<?>> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+            var proposer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+            try {
+                proposer.scheduleAtFixedRate(() -> made.add(TestGroup.put(via, "p" + made.size())), 0, 2,
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                await().atMost(Duration.ofSeconds(10)).until(() -> made.size() > 50);
+                group.close(id);
+                closed.set(true);
+                int upTo = made.size();
+                await().atMost(Duration.ofSeconds(10)).until(() -> made.size() > upTo + 50);
+            } finally {
+                proposer.shutdownNow();
+            }
+            int failed = 0;
+            String first = null;
+            for (var f : made) {
+                try {
+                    f.get(20, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failed++;
+                    first = first == null ? String.valueOf(e.getCause()) : first;
+                }
+            }
+            org.junit.jupiter.api.Assertions.assertTrue(closed.get());
+            org.junit.jupiter.api.Assertions.assertEquals(0, failed, made.size() + " proposals, the first failure: " + first);
+        }
+    }
 }
