@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * step beyond the bound the node stamps nothing until the others' clocks have been read again,
  * which it does at once. So not even the entries of the next second carry a jumped clock.
  *
+ * <p>A node that has just started has read nobody's clock yet, and a clock set wrong before the
+ * start shows no jump. So a start counts as a jump: the node stamps nothing until the other
+ * voters' clocks have been read (it asks at once; answers come within milliseconds). Before, a node
+ * started two minutes ahead and made leader within its first second stamped entries two minutes
+ * ahead, and since replicated time never goes backwards, every due time after them was two minutes
+ * late (seen in the chaos run: zero-delay messages delivered after 37–111 s).
+ *
  * <p>Threads: probes and verdicts on this watch's scheduler; {@link #refusal()} and the gauges
  * from any thread (volatile fields).
  */
@@ -98,6 +105,11 @@ final class ClockWatch implements AutoCloseable {
         this.channels = channels;
         this.whileSkewed = whileSkewed;
         this.scheduler = Daemons.scheduler(nodeId + "-clock-watch");
+        if (toleranceMs > 0) {
+            jumpedAtNanos = System.nanoTime();
+            jumpRefusal = nodeId + " has not read the other nodes' clocks since it started: it stamps no entries "
+                    + "until it has; try another server";
+        }
     }
 
     /** The service that answers the other nodes' readings of this node's clock. */
@@ -112,7 +124,7 @@ final class ClockWatch implements AutoCloseable {
 
     void start() {
         if (toleranceMs > 0) {
-            scheduler.scheduleWithFixedDelay(this::round, INTERVAL.toMillis(), INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(this::round, 0, INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -164,10 +176,23 @@ final class ClockWatch implements AutoCloseable {
             for (String peer : otherVoters.get()) {
                 read(peer);
             }
+            if (jumpRefusal != null && retrying.compareAndSet(false, true)) {
+                // Not judged yet (just started, or jumped): ask again soon rather than in a second,
+                // since this node stamps nothing meanwhile. Answers judge it as they come.
+                scheduler.schedule(() -> {
+                    retrying.set(false);
+                    round();
+                }, UNJUDGED_RETRY_MS, TimeUnit.MILLISECONDS);
+            }
         } catch (RuntimeException e) {
             LOG.warn("{}: clock watch round failed: {}", nodeId, e.toString());
         }
     }
+
+    /** How soon an unjudged node (just started, or its clock jumped) reads the others' clocks again. */
+    private static final long UNJUDGED_RETRY_MS = 100;
+    /** Set while a quick retry round is scheduled: one at a time. */
+    private final java.util.concurrent.atomic.AtomicBoolean retrying = new java.util.concurrent.atomic.AtomicBoolean();
 
     private void read(String peer) {
         ManagedChannel channel = channels.of(peer);
@@ -185,6 +210,13 @@ final class ClockWatch implements AutoCloseable {
                         long midpointMs = sentMs + roundTripMs / 2;
                         // Dated by when it was asked: a call under way across a jump read the old clock.
                         readings.put(peer, new Reading(midpointMs - reading.getNowMs(), roundTripMs / 2 + 1, sentNanos));
+                        if (jumpRefusal != null) {
+                            try {
+                                scheduler.execute(() -> verdict(System.nanoTime())); // judge now, not a round later
+                            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                                // closing
+                            }
+                        }
                     }
 
                     @Override
@@ -204,21 +236,22 @@ final class ClockWatch implements AutoCloseable {
         int majority = (others.size() + 1) / 2 + 1;
         List<Long> offsets = new ArrayList<>();
         int off = 0;
-        int sinceJump = 0;
+        int withinSinceJump = 0;
         long jumped = jumpedAtNanos;
         for (String peer : others) {
             Reading r = readings.get(peer);
             if (r == null || nowNanos - r.atNanos() > FRESH_INTERVALS * INTERVAL.toNanos()) {
                 continue;
             }
-            if (r.atNanos() - jumped > 0) {
-                sinceJump++;
-            } else if (jumpRefusal != null) {
+            boolean since = r.atNanos() - jumped > 0;
+            if (!since && jumpRefusal != null) {
                 continue; // read before the jump: says nothing of the clock now
             }
             offsets.add(r.offsetMs());
             if (Math.abs(r.offsetMs()) > toleranceMs + r.errorMs()) {
                 off++;
+            } else if (since) {
+                withinSinceJump++;
             }
         }
         offsets.sort(Long::compare);
@@ -229,7 +262,9 @@ final class ClockWatch implements AutoCloseable {
         // keep the last verdict rather than flapping.
         int within = offsets.size() - off;
         boolean skewed = off >= majority || (refusal != null && within + 1 < majority);
-        boolean judgedJump = jumpRefusal != null && sinceJump >= majority - 1;
+        // The jump (or the start) is judged once readings asked since then decide either way: a
+        // majority sees this clock off (skewed), or a majority counting this node sees it within.
+        boolean judgedJump = jumpRefusal != null && (skewed || withinSinceJump + 1 >= majority);
         if (skewed && refusal == null) {
             refusal = nodeId + "'s clock is " + median + " ms off the other nodes' (more than raft.maxClockSkew "
                     + toleranceMs + " ms): it stamps no entries until it is set right (NTP); try another server";
@@ -242,7 +277,7 @@ final class ClockWatch implements AutoCloseable {
         }
         if (judgedJump) {
             jumpRefusal = null; // judged on readings asked since the jump, the skew verdict above in place first
-            LOG.info("{}: the other voters' clocks read since the jump: offset {} ms", nodeId, median);
+            LOG.info("{}: the other voters' clocks read since the start or the last jump: offset {} ms", nodeId, median);
         }
         if (skewed) {
             whileSkewed.run();

@@ -85,6 +85,53 @@ class ClockSkewTest {
         }
     }
 
+    /**
+     * The chaos run's case: a node restarted with its clock minutes ahead and made leader at once,
+     * before it has read anybody's clock. It must stamp nothing: one entry stamped ahead would push
+     * replicated time, which never goes backwards, minutes ahead for every later leader.
+     */
+    @Test
+    void aNodeRestartedWithItsClockAheadAndMadeLeaderAtOnceStampsNothing() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), Map.of("raft.maxClockSkew", "500ms"))
+                .start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            String restarted = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
+                    .orElseThrow().getKey();
+            TestGroup.put(leader, "before").get();
+            group.close(restarted);
+            group.clock(restarted, Clock.offset(Clock.systemUTC(), FIVE_MINUTES));
+            RaftNode skewed = group.open(restarted);
+            skewed.start();
+            // As soon as the leader reaches it again (its channel may still be backing off).
+            await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
+                leader.transferLeadership(restarted, Duration.ofSeconds(5));
+                return true;
+            });
+            long stampsAhead = 0;
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < deadline && skewed.isLeader()) {
+                try {
+                    CommandReply reply = (CommandReply) TestGroup.put(skewed, "during").get();
+                    if (reply.getStampedAtMs() > System.currentTimeMillis() + 1_000) {
+                        stampsAhead++;
+                    }
+                } catch (ExecutionException e) {
+                    assertInstanceOf(UnavailableException.class, e.getCause(), "a refusal says UNAVAILABLE");
+                }
+            }
+            assertEquals(0, stampsAhead, "entries stamped with the clock of a node that had read nobody's yet");
+            await("the skewed node handed its leadership over").atMost(Duration.ofSeconds(20))
+                    .until(() -> group.nodes().values().stream().anyMatch(n -> n != skewed && n.isLeader()));
+            RaftNode next = group.nodes().values().stream().filter(n -> n != skewed && n.isLeader()).findFirst()
+                    .orElseThrow();
+            TestGroup.put(next, "after").get();
+            for (String id : List.of("n1", "n2", "n3")) {
+                assertTrue(group.store(id).clockMs() <= System.currentTimeMillis() + 1_000,
+                        id + "'s replicated time is not ahead");
+            }
+        }
+    }
+
     @Test
     void replicatedTimeNeverGoesBackwardsWhenTheNextLeadersClockIsBehindWithinTheBound() throws Exception {
         // n2's clock 400 ms behind: within raft.maxClockSkew, so it may lead, but it stamps no entry
