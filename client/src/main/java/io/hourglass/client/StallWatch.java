@@ -123,9 +123,9 @@ final class StallWatch implements AutoCloseable {
      */
     private void stalled(ServerPool.Endpoint endpoint, List<Watched> asked) {
         stalls.incrementAndGet();
-        List<Watched> calls = new java.util.ArrayList<>(asked);
+        Set<Watched> calls = new java.util.LinkedHashSet<>(asked);
         for (Watched w : watched) {
-            if (w.endpoint().index() == endpoint.index() && !calls.contains(w)) {
+            if (w.endpoint().index() == endpoint.index()) {
                 calls.add(w);
             }
         }

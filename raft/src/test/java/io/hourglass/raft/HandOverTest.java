@@ -17,14 +17,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(120)
 class HandOverTest {
+    /** Elections slower than the test waits, no leader-exit election: only the hand-over can elect. */
+    private static final Map<String, String> SLOW_ELECTIONS_HAND_OVER = Map.of("raft.electionTimeoutMin", "8s",
+            "raft.electionTimeoutMax", "9s", "raft.leaderExitStagger", "0ms", "raft.handOverTimeout", "5s");
+
     @TempDir
     Path dir;
 
     @Test
     void aClosingLeaderLeavesANewLeaderBehind() throws Exception {
-        Map<String, String> settings = Map.of("raft.electionTimeoutMin", "8s", "raft.electionTimeoutMax", "9s",
-                "raft.leaderExitStagger", "0ms", "raft.handOverTimeout", "5s");
-        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), settings).start(n -> { })) {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
             for (int i = 0; i < 50; i++) {
                 TestGroup.put(leader, "m" + i).get();
@@ -47,9 +49,7 @@ class HandOverTest {
      */
     @Test
     void proposalsForwardedDuringTheHandOverAllCommit() throws Exception {
-        Map<String, String> settings = Map.of("raft.electionTimeoutMin", "8s", "raft.electionTimeoutMax", "9s",
-                "raft.leaderExitStagger", "0ms", "raft.handOverTimeout", "5s");
-        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), settings).start(n -> { })) {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
             String id = group.nodes().entrySet().stream().filter(e -> e.getValue() == leader).findFirst()
                     .orElseThrow().getKey();
