@@ -181,7 +181,8 @@ class SubscriptionTest {
 
     /**
      * While no server names a leader (an election), attempts go every 50 ms, not after the default
-     * backoff of 100, 200, 250, 250... ms: eight attempts took 1 550 ms with it, here about 400.
+     * backoff of 100, 200, 250, 250... ms: eight attempts took 1 550 ms with it, here about 400
+     * (1.4 s allowed on a busy machine).
      */
     @Test
     void whileNoServerNamesALeaderTheSubscriptionAsksAgainEvery50Ms() {
@@ -190,7 +191,7 @@ class SubscriptionTest {
         client.subscribe("t", "g", SubscribeOptions.DEFAULT, (m, ctx) -> ctx.ack());
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> broker.streams.size() >= 8);
         long ms = (System.nanoTime() - start) / 1_000_000;
-        assertTrue(ms < 1_100, "the eighth attempt came " + ms + " ms after the first");
+        assertTrue(ms < 1_400, "the eighth attempt came " + ms + " ms after the first");
     }
 
     @Test
