@@ -42,6 +42,9 @@ final class PublishCommand implements Callable<Integer> {
             Column.text("topic", "TOPIC"),
             Column.time("dueAt", "DUE_AT"),
             Column.text("payload", "PAYLOAD"));
+    /** With --key: the record adds the id the message replaced, or null. */
+    static final List<Column> KEYED_COLUMNS = java.util.stream.Stream.concat(COLUMNS.stream(),
+            java.util.stream.Stream.of(Column.text("replaced", "REPLACED"))).toList();
 
     /** Messages kept outstanding with --count; results are printed in order as the window slides. */
     private static final int WINDOW = 4_000;
@@ -77,6 +80,12 @@ final class PublishCommand implements Callable<Integer> {
     @Option(names = "--header", paramLabel = "k=v", description = "A header; repeatable.")
     private Map<String, String> headers = new LinkedHashMap<>();
 
+    @Option(names = "--key", paramLabel = "K",
+            description = "A schedule key, unique among the topic's pending messages: publishing again with K while "
+                    + "the first is pending replaces it (payload, headers, delay, TTL); the record adds replaced, the "
+                    + "id it replaced (null: none). Not with --count.")
+    private String key;
+
     @Option(names = {"-q", "--quiet"}, description = "Print no records (e.g. when measuring throughput).")
     private boolean quiet;
 
@@ -90,8 +99,15 @@ final class PublishCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--count must be at least 1, got " + count);
         }
+        if (key != null && count != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--key and --count do not go together: each message would replace the one before");
+        }
+        if (key != null && key.isEmpty()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--key must not be empty");
+        }
         PrintWriter out = spec.commandLine().getOut();
-        RecordPrinter printer = root.printer(COLUMNS, out);
+        RecordPrinter printer = root.printer(key == null ? COLUMNS : KEYED_COLUMNS, out);
         // A single message needs no window; --in-order keeps numbered batches in commit order.
         int inFlight = count == null || inOrder ? 1 : IN_FLIGHT;
         try (HourglassClient client = root.openClient(b -> b.maxInFlightBatches(inFlight))) {
@@ -154,7 +170,7 @@ final class PublishCommand implements Callable<Integer> {
 
     private Message message(byte[] body) {
         try {
-            return Message.builder(topic).payload(body).headers(headers).delay(delay).ttl(ttl).build();
+            return Message.builder(topic).payload(body).headers(headers).delay(delay).ttl(ttl).key(key).build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -169,6 +185,9 @@ final class PublishCommand implements Callable<Integer> {
         record.put("topic", message.topic());
         record.put("payload", new String(message.payload(), StandardCharsets.UTF_8));
         record.put("dueAt", result.dueAtMs());
+        if (key != null) {
+            record.put("replaced", result.replacedId().isEmpty() ? null : result.replacedId());
+        }
         printer.print(record);
     }
 

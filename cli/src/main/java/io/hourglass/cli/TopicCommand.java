@@ -15,11 +15,11 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code hourglass topic}: list, stats, purge, peek. */
+/** {@code hourglass topic}: list, stats, purge, peek, schedule. */
 @Command(name = "topic", mixinStandardHelpOptions = true,
-        description = "Inspect topics: list, stats, purge, peek.",
+        description = "Inspect topics: list, stats, purge, peek, schedule.",
         subcommands = {TopicCommand.ListTopics.class, TopicCommand.Stats.class, TopicCommand.Purge.class,
-            TopicCommand.Peek.class})
+            TopicCommand.Peek.class, TopicCommand.Schedule.class})
 final class TopicCommand implements Callable<Integer> {
     static final List<Column> INFO_COLUMNS = List.of(
             Column.text("topic", "TOPIC"),
@@ -129,6 +129,60 @@ final class TopicCommand implements Callable<Integer> {
                 record.put("purged", purged);
                 return List.of(record);
             });
+        }
+    }
+
+    @Command(name = "schedule", mixinStandardHelpOptions = true,
+            description = {"Print how many stored messages of TOPIC fall due in each --bucket of the window "
+                    + "[--from, --until): one record per bucket (from, until, count), empty ones included. Counted "
+                    + "from the keys of the time index (no message is read), on the node asked.",
+                "A last line on stderr gives the messages due before the window (due now, in flight, "
+                    + "overdue) and after it. Times: now, now+1h, +30m, epoch milliseconds or an ISO-8601 instant."})
+    static final class Schedule implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(
+                Column.time("from", "FROM"), Column.time("until", "UNTIL"), Column.text("count", "COUNT"));
+
+        @ParentCommand
+        private TopicCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "TOPIC", description = "The topic.")
+        private String topic;
+
+        @Option(names = "--bucket", paramLabel = "D", converter = DurationConverter.Positive.class,
+                description = "The bucket width (default: 1m).")
+        private java.time.Duration bucket = java.time.Duration.ofMinutes(1);
+
+        @Option(names = "--from", paramLabel = "T", converter = TimeConverter.class,
+                description = "The window's start (default: now, rounded down to a whole bucket).")
+        private Long from;
+
+        @Option(names = "--until", paramLabel = "T", converter = TimeConverter.class,
+                description = "The window's end, exclusive (default: 60 buckets after its start).")
+        private Long until;
+
+        @Override
+        public Integer call() {
+            AdminSupport.require(spec, "TOPIC", topic);
+            long[] outside = new long[2];
+            int code = AdminSupport.print(group.root, spec, COLUMNS, admin -> {
+                var response = admin.topicSchedule(topic, bucket.toMillis(), from == null ? 0 : from,
+                        until == null ? 0 : until);
+                outside[0] = response.getBefore();
+                outside[1] = response.getAfter();
+                return response.getBucketsList().stream().map(b -> {
+                    Map<String, Object> record = new LinkedHashMap<>();
+                    record.put("from", b.getFromMs());
+                    record.put("until", b.getUntilMs());
+                    record.put("count", b.getCount());
+                    return record;
+                }).toList();
+            });
+            spec.commandLine().getErr().println(outside[0] + " due before the window, " + outside[1] + " after it");
+            spec.commandLine().getErr().flush();
+            return code;
         }
     }
 

@@ -224,6 +224,65 @@ class AdminClusterTest {
         }
     }
 
+    @Test
+    void cancelThroughEachNodeWinsForAPendingMessageAndExits5ForOneAlreadyDelivered() throws Exception {
+        for (TestNode node : cluster.running()) {
+            Cli.Result published = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
+                    "publish", "to-cancel", "later", "--delay", "1h");
+            assertEquals(0, published.exitCode(), published.err());
+            String id = json.readTree(published.out()).get("id").asText();
+            Cli.Result cancelled = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
+                    "cancel", "to-cancel", id);
+            assertEquals(0, cancelled.exitCode(), cancelled.err());
+            JsonNode record = json.readTree(cancelled.out());
+            assertEquals(List.of("id", "topic", "outcome"), fieldNames(record));
+            assertEquals("cancelled", record.get("outcome").asText());
+            Cli.Result again = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "cancel", "to-cancel", id);
+            assertEquals(ExitCodes.NOT_FOUND, again.exitCode(), again.err());
+            assertEquals(1, again.errLines().size(), again.err());
+        }
+
+        JsonNode first = json("publish", "keyed", "v1", "--key", "k", "--delay", "1h").get(0);
+        assertTrue(first.get("replaced").isNull(), first.toString());
+        JsonNode second = json("publish", "keyed", "v2", "--key", "k", "--delay", "1h").get(0);
+        assertEquals(first.get("id").asText(), second.get("replaced").asText(), "names the id it replaced");
+        assertEquals(ExitCodes.NOT_FOUND, run("message", "get", "keyed", first.get("id").asText()).exitCode());
+        assertEquals("cancelled", json("cancel", "keyed", "--key", "k").get(0).get("outcome").asText());
+        assertEquals(ExitCodes.NOT_FOUND, run("cancel", "keyed", "--key", "k").exitCode(), "nothing pending under k");
+        assertEquals(ExitCodes.USAGE, run("publish", "keyed", "--key", "k", "--count", "2").exitCode());
+
+        String id = json.readTree(run("--output", "json", "publish", "to-cancel-now", "now").out()).get("id").asText();
+        Cli.Result consumed = run("consume", "to-cancel-now", "--group", "g", "--count", "1", "--timeout", "20s",
+                "--no-ack");
+        assertEquals(0, consumed.exitCode(), consumed.err());
+        Cli.Result late = run("cancel", "to-cancel-now", id);
+        assertEquals(ExitCodes.NOT_FOUND, late.exitCode(), late.err());
+        assertTrue(late.out().contains("already-delivered"), late.out());
+        assertEquals(1, late.errLines().size(), late.err());
+        assertTrue(late.err().contains("already delivered"), late.err());
+        assertEquals(ExitCodes.USAGE, run("cancel", "to-cancel-now").exitCode(), "ID missing");
+    }
+
+    @Test
+    void topicScheduleCountsStoredMessagesPerDueBucket() throws Exception {
+        for (String delay : List.of("10m", "20m", "90m")) {
+            assertEquals(0, run("publish", "due-view", "x", "--delay", delay).exitCode());
+        }
+        long from = System.currentTimeMillis();
+        List<JsonNode> buckets = json("topic", "schedule", "due-view", "--bucket", "1h", "--from", Long.toString(from),
+                "--until", Long.toString(from + 3 * 3_600_000L));
+        assertEquals(3, buckets.size(), buckets.toString());
+        assertEquals(List.of("from", "until", "count"), fieldNames(buckets.get(0)));
+        assertEquals(List.of(2L, 1L, 0L), buckets.stream().map(b -> b.get("count").asLong()).toList(), buckets.toString());
+        assertEquals(from + 3_600_000L, buckets.get(0).get("until").asLong());
+        Cli.Result narrow = run("topic", "schedule", "due-view", "--bucket", "1h", "--from", "+30m", "--until", "+1h");
+        assertEquals(0, narrow.exitCode(), narrow.err());
+        assertTrue(narrow.err().contains("2 due before the window, 1 after it"), narrow.err());
+        assertEquals(ExitCodes.INVALID_REQUEST, run("topic", "schedule", "due-view", "--bucket", "1ms",
+                "--from", "now", "--until", "+1h").exitCode(), "more than 10000 buckets");
+        assertEquals(ExitCodes.USAGE, run("topic", "schedule", "due-view", "--from", "yesterday").exitCode());
+    }
+
     private static List<String> fieldNames(JsonNode node) {
         List<String> names = new ArrayList<>();
         node.fieldNames().forEachRemaining(names::add);

@@ -137,6 +137,16 @@ public final class AdminClient {
                 AdminGrpc.AdminBlockingStub::topicStats);
     }
 
+    /**
+     * Stored messages of {@code topic} counted per due-time bucket (see {@code Admin/TopicSchedule});
+     * a zero argument takes the server's default (1 min buckets, from now, 60 buckets).
+     */
+    public io.hourglass.api.v1.TopicScheduleResponse topicSchedule(String topic, long bucketMs, long fromMs, long untilMs) {
+        return call("schedule of topic " + topic, io.hourglass.api.v1.TopicScheduleRequest.newBuilder().setTopic(topic)
+                .setBucketMs(bucketMs).setFromMs(fromMs).setUntilMs(untilMs).build(),
+                AdminGrpc.AdminBlockingStub::topicSchedule);
+    }
+
     /** Deletes every stored message of {@code topic}; returns how many there were. */
     public long purgeTopic(String topic) {
         return call("purge topic " + topic, PurgeTopicRequest.newBuilder().setTopic(topic).build(),

@@ -1,6 +1,10 @@
 package io.hourglass.client;
 
+import io.hourglass.api.v1.BrokerGrpc;
+import io.hourglass.api.v1.CancelRequest;
+import io.hourglass.api.v1.CancelResponse;
 import io.hourglass.api.v1.PublishMessage;
+import io.hourglass.api.v1.RoomsGrpc;
 import io.hourglass.api.v1.PublishRequest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +51,7 @@ public final class HourglassClient implements AutoCloseable {
     private final PublishCaller caller;
     private final PublishBatcher batcher;
     private final RoomClient rooms;
+    private final UnaryCaller<BrokerGrpc.BrokerStub> cancels;
     private final AdminClient admin;
     private final Set<Subscription> subscriptions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger subscriptionCount = new AtomicInteger();
@@ -67,7 +72,8 @@ public final class HourglassClient implements AutoCloseable {
         this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer, stallWatch);
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
         this.rooms = new RoomClient(pool,
-                new RoomCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
+                new UnaryCaller<>(pool, RoomsGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
+        this.cancels = new UnaryCaller<>(pool, BrokerGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer);
         this.admin = new AdminClient(pool, b.retryPolicy, AdminClient.DEFAULT_CALL_TIMEOUT);
     }
 
@@ -108,6 +114,37 @@ public final class HourglassClient implements AutoCloseable {
      */
     public List<PublishResult> publishBatch(List<Message> messages) {
         return await(publishAll(messages));
+    }
+
+    /**
+     * Cancels a pending message by the id its publish answered; returns once the cancel is committed
+     * (asked of the leader, followed there from any server). Before any copy went out nobody receives
+     * the message; after one had, the answer is {@link CancelResult#ALREADY_DELIVERED} and the copy
+     * is not redelivered.
+     *
+     * @throws InvalidRequestException with status NOT_FOUND when the topic holds no such pending
+     *     message (never published, acknowledged by every group, expired or cancelled), or
+     *     INVALID_ARGUMENT for a malformed id
+     * @throws UnavailableException if no leader answered before the retry deadline
+     */
+    public CancelResult cancel(String topic, String id) {
+        return cancel(CancelRequest.newBuilder().setTopic(Objects.requireNonNull(topic, "topic"))
+                .setId(Objects.requireNonNull(id, "id")).build(), "cancel of " + id + " in topic '" + topic + "'");
+    }
+
+    /** {@link #cancel(String, String)} of the topic's pending message with schedule key {@code key}. */
+    public CancelResult cancelKey(String topic, String key) {
+        return cancel(CancelRequest.newBuilder().setTopic(Objects.requireNonNull(topic, "topic"))
+                .setKey(Objects.requireNonNull(key, "key")).build(), "cancel of key '" + key + "' in topic '" + topic + "'");
+    }
+
+    private CancelResult cancel(CancelRequest request, String what) {
+        if (closed.get()) {
+            throw new HourglassClientException("client is closed");
+        }
+        CancelResponse response = await(cancels.call(what, request, BrokerGrpc.BrokerStub::cancel));
+        return response.getOutcome() == CancelResponse.Outcome.ALREADY_DELIVERED
+                ? CancelResult.ALREADY_DELIVERED : CancelResult.CANCELLED;
     }
 
     /** Sends the open batch of {@link #publishAsync} now instead of after the linger. */
@@ -172,6 +209,8 @@ public final class HourglassClient implements AutoCloseable {
             subscription.close();
         }
         rooms.close();
+        cancels.close();
+        cancels.failPending(new HourglassClientException("client is closed"));
         admin.close();
         try {
             batcher.close().get(closeTimeout.toNanos(), TimeUnit.NANOSECONDS);

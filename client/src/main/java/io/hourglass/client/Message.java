@@ -20,9 +20,11 @@ import java.util.Objects;
  * @param delay how long after publishing the message becomes due; zero = at once
  * @param ttl how long after its due time the message expires; zero = never
  * @param producerId an optional producer identifier stored with the message; empty if none
+ * @param key an optional schedule key: publishing with the key of a message still pending in the
+ *     topic replaces that message (payload, headers, delay, TTL); empty if none
  */
 public record Message(String topic, byte[] payload, Map<String, String> headers, Duration delay,
-                      Duration ttl, String producerId) {
+                      Duration ttl, String producerId, String key) {
 
     public Message {
         if (topic == null || topic.isBlank()) {
@@ -39,6 +41,13 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
             throw new IllegalArgumentException("ttl must not be negative: " + ttl);
         }
         producerId = producerId == null ? "" : producerId;
+        key = key == null ? "" : key;
+    }
+
+    /** A message without a schedule key. */
+    public Message(String topic, byte[] payload, Map<String, String> headers, Duration delay, Duration ttl,
+                   String producerId) {
+        this(topic, payload, headers, delay, ttl, producerId, "");
     }
 
     /** A message due at once that never expires, with a UTF-8 payload. */
@@ -55,18 +64,19 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
         return o instanceof Message m
                 && topic.equals(m.topic) && Arrays.equals(payload, m.payload)
                 && headers.equals(m.headers) && delay.equals(m.delay) && ttl.equals(m.ttl)
-                && producerId.equals(m.producerId);
+                && producerId.equals(m.producerId) && key.equals(m.key);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(topic, Arrays.hashCode(payload), headers, delay, ttl, producerId);
+        return Objects.hash(topic, Arrays.hashCode(payload), headers, delay, ttl, producerId, key);
     }
 
     @Override
     public String toString() {
         return "Message[topic=" + topic + ", payload=" + payload.length + " bytes, headers="
-                + headers + ", delay=" + delay + ", ttl=" + ttl + ", producerId=" + producerId + "]";
+                + headers + ", delay=" + delay + ", ttl=" + ttl + ", producerId=" + producerId
+                + (key.isEmpty() ? "" : ", key=" + key) + "]";
     }
 
     /** Builds a {@link Message}; not thread-safe. */
@@ -77,6 +87,7 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
         private Duration delay = Duration.ZERO;
         private Duration ttl = Duration.ZERO;
         private String producerId = "";
+        private String key = "";
 
         private Builder(String topic) {
             this.topic = topic;
@@ -117,9 +128,15 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
             return this;
         }
 
+        /** The schedule key (see {@link Message#key()}). */
+        public Builder key(String value) {
+            this.key = value;
+            return this;
+        }
+
         /** @throws IllegalArgumentException if a value is invalid */
         public Message build() {
-            return new Message(topic, payload, headers, delay, ttl, producerId);
+            return new Message(topic, payload, headers, delay, ttl, producerId, key);
         }
     }
 }

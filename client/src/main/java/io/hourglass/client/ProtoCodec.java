@@ -18,6 +18,7 @@ final class ProtoCodec {
                 .putAllHeaders(message.headers())
                 .setDelayMs(message.delay().toMillis())
                 .setTtlMs(message.ttl().toMillis())
+                .setKey(message.key())
                 // Every message gets an id the broker deduplicates on, so a retried publish whose
                 // first attempt did commit (a failover, a lost answer) stores the message once.
                 .setProducerId(message.producerId().isEmpty() ? java.util.UUID.randomUUID().toString()
@@ -27,7 +28,7 @@ final class ProtoCodec {
 
     static PublishResult fromProto(PublishedMessage published) {
         return new PublishResult(published.getId(), published.getDueAtMs(),
-                published.getEnqueuedAtMs());
+                published.getEnqueuedAtMs(), published.getReplacedId());
     }
 
     static ReceivedMessage fromProto(Delivery delivery) {

@@ -41,13 +41,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class RoomClient {
     private final ServerPool pool;
-    private final RoomCaller caller;
+    private final UnaryCaller<RoomsGrpc.RoomsStub> caller;
     private final ScheduledExecutorService timer;
     private final Set<RoomSession> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger sessionCount = new AtomicInteger();
     private volatile boolean closed;
 
-    RoomClient(ServerPool pool, RoomCaller caller, ScheduledExecutorService timer) {
+    RoomClient(ServerPool pool, UnaryCaller<RoomsGrpc.RoomsStub> caller, ScheduledExecutorService timer) {
         this.pool = pool;
         this.caller = caller;
         this.timer = timer;

@@ -9,7 +9,7 @@
  *                    │ reconnect with backoff              │ request(1) per handled delivery
  *                    └────────▶ HandlerLoop (1 thread) ─▶ DeliveryHandler ─▶ ack / nack on its stream
  *
- *  rooms() ─▶ RoomClient ─ send / peek / state / ... ─▶ RoomCaller ─retry/leader hint─▶ ServerPool
+ *  rooms() ─▶ RoomClient ─ send / peek / state / ... ─▶ UnaryCaller ─retry/leader hint─▶ ServerPool
  *                 │ openSession
  *                 ▼
  *  RoomSession ─▶ RoomConnection ─(one per stream)─▶ RoomSessionStream ◀─ deliveries ─ Rooms.Session

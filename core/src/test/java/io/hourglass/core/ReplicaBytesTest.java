@@ -42,8 +42,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(60)
 class ReplicaBytesTest {
-    /** SHA-256 of {@link #script} as applied at the time the test was written. */
-    static final String GOLDEN = "ee5a94138b0c9db75f7cfecf155edc9fea1282a156fe4eeba8edfe3f5cf3f9fa";
+    /**
+     * SHA-256 of {@link #script} as applied at the time the test was written; changed on purpose
+     * with the {@code keys} column family and the keyed publishes at the script's end (DESIGN §9).
+     */
+    static final String GOLDEN = "62df32839523dd44111d093f5bacd8800d492bc293128f6d8a2c2b7c7d5bc6d0";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
@@ -53,7 +56,7 @@ class ReplicaBytesTest {
             script(new StateApplier(b, new RoomApplier(b), new SecurityApplier(new SecurityRecords(b))));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
-            assertEquals(new TermIndex(3, 21), da.applied());
+            assertEquals(new TermIndex(3, 23), da.applied());
             assertEquals(GOLDEN, da.sha256());
         }
     }
@@ -102,6 +105,11 @@ class ReplicaBytesTest {
         apply.run(security(SecurityCmd.newBuilder().setGrantRevoke(grant("ops", "admin", "*"))), later + 9);
         assertEquals("no such grant", apply.run(security(SecurityCmd.newBuilder()
                 .setGrantRevoke(grant("ops", "admin", "*"))), later + 10).reply().getRefused());
+        apply.run(Command.newBuilder().setPut(PutCmd.newBuilder()
+                .addMessages(message("t", "k-1", 60_000, 0, "").toBuilder().setKey("k"))), later + 11);
+        ApplyResult replaced = apply.run(Command.newBuilder().setPut(PutCmd.newBuilder()
+                .addMessages(message("t", "k-2", 30_000, 5_000, "").toBuilder().setKey("k"))), later + 12);
+        assertEquals(1, replaced.deleted().size(), "the schedule key replaced k-1");
     }
 
     private static Command.Builder security(SecurityCmd.Builder cmd) {

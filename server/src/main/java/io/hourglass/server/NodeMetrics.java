@@ -67,6 +67,9 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
         counter("hourglass.messages.redelivered", "Deliveries with attempt > 1", m.redelivered);
         counter("hourglass.messages.expired", "Messages removed because their TTL passed", m.expired);
+        counter("hourglass.messages.cancelled", "Cancels committed before any copy of the message went out", m.cancelled);
+        counter("hourglass.messages.cancelled.after.delivery",
+                "Cancels committed after a copy had gone out (deleted, not redelivered)", m.cancelledAfterDelivery);
         counter("hourglass.consumer.ack", "ACKs accepted", m.acks);
         counter("hourglass.consumer.nack", "NACKs accepted", m.nacks);
         io.micrometer.core.instrument.DistributionSummary batchSize = io.micrometer.core.instrument.DistributionSummary

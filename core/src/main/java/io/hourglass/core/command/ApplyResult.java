@@ -36,6 +36,11 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
             return List.of();
         }
 
+        /** Per published key, the key it replaced (empty: none), answered in {@code replaced_keys}. */
+        default List<ByteString> replacedIds() {
+            return List.of();
+        }
+
         /** Why the command changed nothing, answered to the proposer; empty when it applied. */
         default String refusal() {
             return "";
@@ -67,6 +72,7 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
         }
         for (Change change : changes) {
             b.addAllPublishedKeys(change.answeredIds());
+            b.addAllReplacedKeys(change.replacedIds());
             if (!change.refusal().isEmpty()) {
                 b.setRefused(change.refusal());
             }

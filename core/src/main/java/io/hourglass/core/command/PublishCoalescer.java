@@ -130,8 +130,12 @@ public final class PublishCoalescer implements Replicator {
         int at = 0;
         for (Waiting w : batch) {
             int n = w.put.getMessagesCount();
-            w.reply.complete(CommandReply.newBuilder().setStampedAtMs(reply.getStampedAtMs())
-                    .addAllPublishedKeys(reply.getPublishedKeysList().subList(at, at + n)).build());
+            CommandReply.Builder part = CommandReply.newBuilder().setStampedAtMs(reply.getStampedAtMs())
+                    .addAllPublishedKeys(reply.getPublishedKeysList().subList(at, at + n));
+            if (reply.getReplacedKeysCount() == reply.getPublishedKeysCount()) {
+                part.addAllReplacedKeys(reply.getReplacedKeysList().subList(at, at + n));
+            }
+            w.reply.complete(part.build());
             at += n;
         }
     }

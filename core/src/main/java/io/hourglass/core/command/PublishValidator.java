@@ -16,6 +16,21 @@ public final class PublishValidator {
         this.limits = limits;
     }
 
+    /**
+     * A message id (the hex of its 24-byte key, as Publish answers it) from a request;
+     * {@link InvalidRequestException} quoting at most a short prefix of it otherwise.
+     *
+     * @param what what the id is, for the message ("message id", "page token")
+     */
+    public static io.hourglass.core.storage.EventKey messageId(String hex, String what) {
+        try {
+            return io.hourglass.core.storage.EventKey.fromHex(hex);
+        } catch (RuntimeException e) {
+            throw new InvalidRequestException("not a " + what + " (48 hex digits): '"
+                    + io.hourglass.core.HourglassException.excerpt(hex) + "'");
+        }
+    }
+
     public void validateTopic(String topic) {
         validateName("topic", topic);
     }
@@ -64,6 +79,18 @@ public final class PublishValidator {
         long n = utf8Length(producerId == null ? "" : producerId);
         if (n > limits.maxProducerIdBytes()) {
             throw new InvalidRequestException(where + "producer id is " + n + " bytes; the limit is "
+                    + limits.maxProducerIdBytes() + " (limits.maxProducerIdBytes)");
+        }
+    }
+
+    /**
+     * A schedule key is kept in an index like a producer id, and shares its limit
+     * ({@code limits.maxProducerIdBytes}).
+     */
+    public void validateKey(String where, String key) {
+        long n = utf8Length(key == null ? "" : key);
+        if (n > limits.maxProducerIdBytes()) {
+            throw new InvalidRequestException(where + "key is " + n + " bytes; the limit is "
                     + limits.maxProducerIdBytes() + " (limits.maxProducerIdBytes)");
         }
     }
@@ -124,6 +151,7 @@ public final class PublishValidator {
             }
             validateHeaders(where, m);
             validateProducerId(where, m.getProducerId());
+            validateKey(where, m.getKey());
             int size = m.getSerializedSize();
             if (size > limits.maxMessageBytes()) {
                 throw new InvalidRequestException(where + "the message is " + size + " bytes with its headers and ids; "

@@ -85,6 +85,7 @@ public final class QueueApplier implements CommandApplier {
         }
         List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
         Map<String, EventKey> inThisEntry = new HashMap<>();
+        Replacements replacements = new Replacements(batch, store);
         boolean due = false;
         producerIds.forgetExpired(batch, stamp);
         for (int i = 0; i < put.getMessagesCount(); i++) {
@@ -97,6 +98,7 @@ public final class QueueApplier implements CommandApplier {
                 }
                 if (earlier != null) {
                     keys.add(earlier); // a retry: answer with the message stored the first time
+                    replacements.none();
                     continue;
                 }
             }
@@ -114,12 +116,17 @@ public final class QueueApplier implements CommandApplier {
                     .setDueAtMs(dueAt)
                     .setExpiresAtMs(m.getTtlMs() > 0 ? dueAt + m.getTtlMs() : 0)
                     .setProducerId(m.getProducerId())
+                    .setKey(m.getKey())
                     .build();
+            replacements.replace(stored); // before the put: the key's entry then names the new message
             batch.putMessage(key, stored);
+            replacements.stored(key, stored);
             keys.add(key);
             due |= m.getDelayMs() == 0;
         }
-        return new ApplyResult(position, stamp, keys, due, List.of(), List.of());
+        return replacements.any()
+                ? new ApplyResult(position, stamp, keys, due, replacements.deleted(), List.of(), List.of(replacements))
+                : new ApplyResult(position, stamp, keys, due, List.of(), List.of());
     }
 
     /**

@@ -29,6 +29,12 @@ public final class QueueCommands {
                 .setDelayMs(delayMs).setTtlMs(ttlMs).setProducerId(producerId).build();
     }
 
+    /** {@link #message} with a schedule key: it replaces the topic's stored message with that key (empty: none). */
+    public static NewMessage message(String topic, ByteString payload, Map<String, String> headers, long delayMs,
+                                     long ttlMs, String producerId, String key) {
+        return message(topic, payload, headers, delayMs, ttlMs, producerId).toBuilder().setKey(key).build();
+    }
+
     /** A publish of one batch: one log entry, answered with one key per message in order. */
     public static Command publish(List<NewMessage> messages) {
         return Command.newBuilder().setPut(PutCmd.newBuilder().addAllMessages(messages)).build();
@@ -38,6 +44,16 @@ public final class QueueCommands {
     public static Command registerGroup(String topic, String group) {
         return Command.newBuilder().setRegisterGroup(io.hourglass.core.proto.RegisterGroupCmd.newBuilder()
                 .setTopic(topic).setGroup(group)).build();
+    }
+
+    /**
+     * Deletes one message of {@code topic} with its expiry entry and receipts, whatever its groups
+     * acknowledged (an admin's delete, a producer's cancel); answers a deleted count of 0 when the
+     * topic holds no such message.
+     */
+    public static Command deleteMessage(String topic, io.hourglass.core.storage.EventKey key) {
+        return Command.newBuilder().setDeleteMessage(io.hourglass.core.proto.DeleteMessageCmd.newBuilder()
+                .setTopic(topic).setEventKey(ByteString.copyFrom(key.toBytes()))).build();
     }
 
     /**

@@ -45,6 +45,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     private final Deleter deleter;
     private final Hub hub;
     private final Dispatcher dispatcher;
+    private final Cancels cancels;
     private volatile boolean leading;
     /** Loop only: a pass is queued; the earliest armed due-time timer. */
     private boolean passQueued;
@@ -59,6 +60,8 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
+        this.cancels = new Cancels(loop, () -> leading, store, replicator, inFlight, dispatcher, metrics,
+                this::requestPass);
         loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
         loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
         loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
@@ -116,6 +119,20 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             LOG.debug("registered {}", c);
             return c;
         }));
+    }
+
+    /**
+     * Cancels a pending message of {@code topic} (see {@link Cancels}): completes once its deletion
+     * committed, saying whether a copy had gone out first; NotFoundException when there is no such
+     * pending message, NotLeaderException on a follower.
+     */
+    public CompletableFuture<CancelOutcome> cancel(String topic, EventKey key) {
+        return cancels.cancel(topic, key);
+    }
+
+    /** {@link #cancel} of the topic's message stored under schedule key {@code key}. */
+    public CompletableFuture<CancelOutcome> cancelKeyed(String topic, String key) {
+        return cancels.cancelKeyed(topic, key);
     }
 
     /** {@link #ack(Consumer, EventKey, boolean)} without asking for a prompt confirmation. */

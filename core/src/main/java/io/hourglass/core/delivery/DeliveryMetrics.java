@@ -7,6 +7,9 @@ public final class DeliveryMetrics {
     public final LongAdder dispatched = new LongAdder();
     public final LongAdder redelivered = new LongAdder();
     public final LongAdder expired = new LongAdder();
+    /** Committed cancels: before any copy went out; after one had. */
+    public final LongAdder cancelled = new LongAdder();
+    public final LongAdder cancelledAfterDelivery = new LongAdder();
     public final LongAdder acks = new LongAdder();
     public final LongAdder nacks = new LongAdder();
     public final LongAdder deleteBatches = new LongAdder();

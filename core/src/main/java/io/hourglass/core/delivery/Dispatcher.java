@@ -46,6 +46,9 @@ final class Dispatcher {
     /** Keys behind a frontier that must be offered again (NACK, disconnect, timeout), and to whom. */
     private final TreeMap<EventKey, Set<Lane>> redeliveries = new TreeMap<>();
 
+    /** Messages a cancel is being replicated for: offered to nobody until it commits or fails. */
+    private final Set<EventKey> held = new HashSet<>();
+
     /** One recipient of one topic. */
     private record Lane(String topic, Recipient recipient) {
     }
@@ -65,6 +68,7 @@ final class Dispatcher {
 
     /** Leadership lost: a new term starts from the replicated state alone. */
     void reset() {
+        held.clear();
         frontiers.clear();
         redeliveries.clear();
         nextDueMs = Long.MAX_VALUE;
@@ -108,6 +112,22 @@ final class Dispatcher {
     /** The message is gone: nothing left to redeliver. */
     void deleted(EventKey key) {
         redeliveries.remove(key);
+        held.remove(key);
+    }
+
+    /** A cancel of {@code key} is on its way through Raft: offer it to nobody meanwhile. */
+    void hold(EventKey key) {
+        held.add(key);
+    }
+
+    /**
+     * The cancel of {@code key} did not delete it (it failed, or named another topic): offer it again.
+     * Passes skipped it meanwhile, so the frontiers of its topic move back to it.
+     */
+    void unhold(EventKey key) {
+        if (held.remove(key)) {
+            published(List.of(key));
+        }
     }
 
     /** One pass over every topic with consumers; returns how many deliveries it made. */
@@ -191,6 +211,9 @@ final class Dispatcher {
     /** Offers one message to one recipient, unless it is held, acknowledged, receipted or gone. */
     private Outcome offer(Hub.Route route, Recipient recipient, EventKey key, StoredMessage message,
                           List<String> receipts, long now) {
+        if (held.contains(key)) {
+            return Outcome.SKIPPED; // a cancel is being replicated: unheld, the frontiers come back here
+        }
         if (recipient instanceof Recipient.Group g) {
             List<Consumer> members = route.groups().get(g.name());
             if (members == null) {

@@ -59,6 +59,11 @@ final class InFlightTracker {
         this.timeoutMs = timeoutMs;
     }
 
+    /** Whether this leader has handed the message to anyone, whatever became of that delivery since. */
+    boolean touched(EventKey key) {
+        return entries.containsKey(key) || formerOwners.containsKey(key);
+    }
+
     boolean isBlocked(EventKey key, Recipient recipient, long nowMs) {
         Entry e = entry(key, recipient);
         if (e == null) {

@@ -144,6 +144,24 @@ public final class EventStore implements AutoCloseable {
         return queue.hasReceipt(key, group);
     }
 
+    /** The stored message of {@code topic} under schedule key {@code key}, if any. */
+    public Optional<EventKey> keyed(String topic, String key) {
+        return queue.keyed(topic, key);
+    }
+
+    /**
+     * The due times of a topic's stored messages in due order, read from the time index's keys alone;
+     * a topic whose name shares the hash is counted too (the values, which name it, are not read).
+     */
+    public void scanDueTimes(String topic, java.util.function.LongPredicate visitor) {
+        queue.scanDueTimes(topic, visitor);
+    }
+
+    /** Whether any durable group has acknowledged the message. */
+    public boolean hasAnyReceipt(EventKey key) {
+        return queue.hasAnyReceipt(key);
+    }
+
     /** The durable groups of a topic (empty when it has none). */
     public Set<String> durableGroups(String topic) {
         return registry.durableGroups(topic);

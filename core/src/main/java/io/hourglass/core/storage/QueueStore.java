@@ -28,6 +28,34 @@ final class QueueStore {
         return store.get(d -> d.receipts, StoreKeys.receiptKey(key, group)) != null;
     }
 
+    /** The stored message of {@code topic} under schedule key {@code key}, if any (hash collisions ruled out). */
+    Optional<EventKey> keyed(String topic, String key) {
+        byte[] value = store.get(d -> d.keys, StoreKeys.scheduleKey(topic, key));
+        if (value == null) {
+            return Optional.empty();
+        }
+        EventKey eventKey = EventKey.fromBytes(value);
+        return message(eventKey).filter(m -> m.getTopic().equals(topic) && m.getKey().equals(key)).map(m -> eventKey);
+    }
+
+    /** The due times of a topic's stored messages in key order, from the keys alone (no value parsed). */
+    void scanDueTimes(String topic, java.util.function.LongPredicate visitor) {
+        long hash = EventKey.topicHash(topic);
+        byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
+        store.scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> visitor.test(ByteBuffer.wrap(k, 8, 8).getLong()));
+    }
+
+    /** Whether any durable group has acknowledged the message (its receipts share its key as their prefix). */
+    boolean hasAnyReceipt(EventKey key) {
+        byte[] k = key.toBytes();
+        boolean[] found = {false};
+        store.scan(d -> d.receipts, k, StoreBatch.successor(k), (rk, v) -> {
+            found[0] = true;
+            return false;
+        });
+        return found[0];
+    }
+
     /** Messages of one topic hash due at {@code nowMs}; the iterator's upper bound keeps later keys unread. */
     void scanDue(long topicHash, long nowMs, EventStore.ScanVisitor visitor) {
         store.scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),

@@ -69,14 +69,20 @@ public final class StoreBatch implements AutoCloseable {
         if (message.getExpiresAtMs() > 0) {
             put(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
         }
+        if (!message.getKey().isEmpty()) {
+            put(db.keys, StoreKeys.scheduleKey(message.getTopic(), message.getKey()), key.toBytes());
+        }
     }
 
-    /** Removes a message with its expiry entry and all of its receipts. */
+    /** Removes a message with its expiry entry, its schedule key and all of its receipts. */
     public void deleteMessage(EventKey key, StoredMessage message) {
         byte[] k = key.toBytes();
         delete(db.events, k);
         if (message.getExpiresAtMs() > 0) {
             delete(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key));
+        }
+        if (!message.getKey().isEmpty()) {
+            delete(db.keys, StoreKeys.scheduleKey(message.getTopic(), message.getKey()));
         }
         try {
             batch.deleteRange(db.receipts, k, successor(k));

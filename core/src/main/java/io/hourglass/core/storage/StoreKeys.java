@@ -21,6 +21,12 @@ final class StoreKeys {
         return ByteBuffer.allocate(8 + EventKey.LENGTH).putLong(expiresAtMs).put(key.toBytes()).array();
     }
 
+    /** A schedule key's entry in {@code keys}: the topic's hash, then the key's UTF-8 bytes. */
+    static byte[] scheduleKey(String topic, String key) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(8 + k.length).putLong(EventKey.topicHash(topic)).put(k).array();
+    }
+
     static byte[] topicKey(String topic) {
         return (TopicRegistry.TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
     }

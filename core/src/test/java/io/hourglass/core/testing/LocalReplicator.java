@@ -41,6 +41,28 @@ public final class LocalReplicator implements Replicator {
         stampLagMs = lag.toMillis();
     }
 
+    private boolean deferNext;
+    private Command deferred;
+    private CompletableFuture<CommandReply> deferredReply;
+
+    /** Holds the next proposal uncommitted until {@link #commitDeferred()}: a slow round through Raft. */
+    public synchronized void deferNext() {
+        deferNext = true;
+    }
+
+    /** Applies the proposal {@link #deferNext()} held, and completes its future. */
+    public synchronized void commitDeferred() {
+        proposed.add(deferred);
+        deferredReply.complete(applier.apply(deferred, new TermIndex(1, ++index)).reply());
+        deferred = null;
+    }
+
+    /** Fails the proposal {@link #deferNext()} held: it never commits. */
+    public synchronized void failDeferred() {
+        deferredReply.completeExceptionally(new UnavailableException("injected failure", null));
+        deferred = null;
+    }
+
     public synchronized List<Command> proposed() {
         return List.copyOf(proposed);
     }
@@ -52,6 +74,12 @@ public final class LocalReplicator implements Replicator {
             return CompletableFuture.failedFuture(new UnavailableException("injected failure", null));
         }
         Command stamped = command.toBuilder().setStampedAtMs(clock.millis() - stampLagMs).build();
+        if (deferNext) {
+            deferNext = false;
+            deferred = stamped;
+            deferredReply = new CompletableFuture<>();
+            return deferredReply;
+        }
         proposed.add(stamped);
         return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(1, ++index)).reply());
     }

@@ -40,13 +40,12 @@ import io.hourglass.core.InvalidRequestException;
 import io.hourglass.core.NotFoundException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.PublishValidator;
+import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.DeliveryEngine;
-import com.google.protobuf.ByteString;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
-import io.hourglass.core.proto.DeleteMessageCmd;
 import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.proto.DeleteGroupCmd;
@@ -87,6 +86,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private final PublishValidator validator;
     private final TopicInspector topics;
     private final ClusterInspector cluster;
+    private final java.time.Clock clock;
 
     public AdminService(RaftNode raft, Replicator replicator, EventStore store, DeliveryEngine engine,
                         PublishValidator validator, java.time.Clock clock, String selfAddress,
@@ -96,6 +96,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         this.store = store;
         this.engine = engine;
         this.validator = validator;
+        this.clock = clock;
         this.topics = new TopicInspector(store, engine, clock);
         this.cluster = new ClusterInspector(raft, selfAddress, () -> raft.readiness().ready(), peers);
     }
@@ -194,7 +195,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             String topic = existingTopic(r.getTopic());
             Optional<EventKey> after = r.getPageToken().isEmpty() ? Optional.empty()
-                    : Optional.of(messageKey(r.getPageToken(), "page token"));
+                    : Optional.of(PublishValidator.messageId(r.getPageToken(), "page token"));
             TopicInspector.PeekPage page = topics.peek(topic, r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000),
                     after, PEEK_PAGE_MAX_BYTES);
             return PeekTopicResponse.newBuilder().addAllMessages(page.messages())
@@ -202,11 +203,36 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         });
     }
 
+    /** At most this many buckets in one {@code TopicSchedule} answer. */
+    static final int MAX_SCHEDULE_BUCKETS = 10_000;
+
+    @Override
+    public void topicSchedule(io.hourglass.api.v1.TopicScheduleRequest r,
+                              StreamObserver<io.hourglass.api.v1.TopicScheduleResponse> out) {
+        answer(out, () -> {
+            validator.validateTopic(r.getTopic());
+            if (r.getBucketMs() < 0 || r.getFromMs() < 0 || r.getUntilMs() < 0) {
+                throw new InvalidRequestException("bucket, from and until must not be negative");
+            }
+            long bucket = r.getBucketMs() == 0 ? 60_000 : r.getBucketMs();
+            long from = r.getFromMs() != 0 ? r.getFromMs() : clock.millis() / bucket * bucket;
+            long until = r.getUntilMs() != 0 ? r.getUntilMs() : from + 60 * bucket;
+            if (until <= from) {
+                throw new InvalidRequestException("until (" + until + ") must be after from (" + from + ")");
+            }
+            if ((until - from + bucket - 1) / bucket > MAX_SCHEDULE_BUCKETS) {
+                throw new InvalidRequestException("the window holds more than " + MAX_SCHEDULE_BUCKETS
+                        + " buckets of " + bucket + " ms: widen the bucket or narrow the window");
+            }
+            return topics.schedule(r.getTopic(), from, until, bucket);
+        });
+    }
+
     @Override
     public void getMessage(GetMessageRequest r, StreamObserver<MessageInfo> out) {
         answer(out, () -> {
             validator.validateTopic(r.getTopic());
-            EventKey key = messageKey(r.getId(), "message id");
+            EventKey key = PublishValidator.messageId(r.getId(), "message id");
             StoredMessage m = store.message(key).filter(s -> s.getTopic().equals(r.getTopic()))
                     .orElseThrow(() -> new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId()));
             MessageInfo.Builder info = MessageInfo.newBuilder().setTopic(m.getTopic()).setProducerId(m.getProducerId())
@@ -228,23 +254,13 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     public void deleteMessage(DeleteMessageRequest r, StreamObserver<DeleteMessageResponse> out) {
         answer(out, () -> {
             validator.validateTopic(r.getTopic());
-            EventKey key = messageKey(r.getId(), "message id");
-            CommandReply reply = replicator.propose(Command.newBuilder().setDeleteMessage(DeleteMessageCmd.newBuilder()
-                    .setTopic(r.getTopic()).setEventKey(ByteString.copyFrom(key.toBytes()))).build()).join();
+            EventKey key = PublishValidator.messageId(r.getId(), "message id");
+            CommandReply reply = replicator.propose(QueueCommands.deleteMessage(r.getTopic(), key)).join();
             if (reply.getDeletedCount() == 0) {
                 throw new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId());
             }
             return DeleteMessageResponse.getDefaultInstance();
         });
-    }
-
-    /** A message id (hex of the 24-byte key) from a request; INVALID_ARGUMENT quoting at most 60 characters. */
-    private static EventKey messageKey(String hex, String what) {
-        try {
-            return EventKey.fromHex(hex);
-        } catch (RuntimeException e) {
-            throw new InvalidRequestException("not a " + what + " (48 hex digits): '" + excerpt(hex) + "'");
-        }
     }
 
     @Override

@@ -107,6 +107,34 @@ final class TopicInspector {
         return out;
     }
 
+    /**
+     * Counts of {@code topic}'s stored messages per bucket of {@code bucketMs} in
+     * [{@code fromMs}, {@code untilMs}), with those before and after the window: one pass over the
+     * topic's keys in the time index, O(its stored messages), no message decoded.
+     */
+    io.hourglass.api.v1.TopicScheduleResponse schedule(String topic, long fromMs, long untilMs, long bucketMs) {
+        int n = (int) ((untilMs - fromMs + bucketMs - 1) / bucketMs);
+        long[] counts = new long[n];
+        long[] outside = {0, 0};
+        store.scanDueTimes(topic, due -> {
+            if (due < fromMs) {
+                outside[0]++;
+            } else if (due >= untilMs) {
+                outside[1]++;
+            } else {
+                counts[(int) ((due - fromMs) / bucketMs)]++;
+            }
+            return true;
+        });
+        var response = io.hourglass.api.v1.TopicScheduleResponse.newBuilder().setBefore(outside[0]).setAfter(outside[1]);
+        for (int i = 0; i < n; i++) {
+            long from = fromMs + i * bucketMs;
+            response.addBuckets(io.hourglass.api.v1.DueBucket.newBuilder().setFromMs(from)
+                    .setUntilMs(Math.min(untilMs, from + bucketMs)).setCount(counts[i]));
+        }
+        return response.build();
+    }
+
     /** One page of {@link #peek}: the messages and the key to continue after, if there is more. */
     record PeekPage(List<PeekedMessage> messages, Optional<EventKey> continueAfter) {
     }

@@ -1,5 +1,10 @@
 package io.hourglass.server.grpc;
 
+import io.hourglass.api.v1.CancelRequest;
+import io.hourglass.api.v1.CancelResponse;
+import io.hourglass.core.InvalidRequestException;
+import io.hourglass.core.delivery.CancelOutcome;
+
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -108,7 +113,7 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
         List<NewMessage> messages = new ArrayList<>(request.getMessagesCount());
         for (PublishMessage m : request.getMessagesList()) {
             messages.add(QueueCommands.message(m.getTopic(), m.getPayload(), m.getHeadersMap(), m.getDelayMs(),
-                    m.getTtlMs(), m.getProducerId()));
+                    m.getTtlMs(), m.getProducerId(), m.getKey()));
         }
         validator.validateBatch(messages);
         long started = System.nanoTime();
@@ -121,12 +126,42 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
 
     private static PublishResponse toResponse(CommandReply reply) {
         PublishResponse.Builder b = PublishResponse.newBuilder();
-        for (var bytes : reply.getPublishedKeysList()) {
-            EventKey key = EventKey.fromBytes(bytes.toByteArray());
-            b.addMessages(PublishedMessage.newBuilder().setId(key.toHex()).setDueAtMs(key.dueAtMs())
-                    .setEnqueuedAtMs(reply.getStampedAtMs()));
+        boolean replacements = reply.getReplacedKeysCount() == reply.getPublishedKeysCount();
+        for (int i = 0; i < reply.getPublishedKeysCount(); i++) {
+            EventKey key = EventKey.fromBytes(reply.getPublishedKeys(i).toByteArray());
+            PublishedMessage.Builder m = PublishedMessage.newBuilder().setId(key.toHex()).setDueAtMs(key.dueAtMs())
+                    .setEnqueuedAtMs(reply.getStampedAtMs());
+            if (replacements && !reply.getReplacedKeys(i).isEmpty()) {
+                m.setReplacedId(EventKey.fromBytes(reply.getReplacedKeys(i).toByteArray()).toHex());
+            }
+            b.addMessages(m);
         }
         return b.build();
+    }
+
+    /** A cancel runs on the leader's delivery loop ({@link DeliveryEngine#cancel}); a follower refers it to the leader. */
+    @Override
+    public void cancel(CancelRequest request, StreamObserver<CancelResponse> out) {
+        validator.validateTopic(request.getTopic());
+        CompletableFuture<CancelOutcome> cancel;
+        if (!request.getKey().isEmpty()) {
+            if (!request.getId().isEmpty()) {
+                throw new InvalidRequestException("a cancel names a message id or a key, not both");
+            }
+            validator.validateKey("", request.getKey());
+            cancel = engine.cancelKeyed(request.getTopic(), request.getKey());
+        } else {
+            cancel = engine.cancel(request.getTopic(), PublishValidator.messageId(request.getId(), "message id"));
+        }
+        cancel.whenComplete((outcome, error) -> {
+            if (error != null) {
+                out.onError(StatusMapper.toStatus(error));
+                return;
+            }
+            out.onNext(CancelResponse.newBuilder().setOutcome(outcome == CancelOutcome.CANCELLED
+                    ? CancelResponse.Outcome.CANCELLED : CancelResponse.Outcome.ALREADY_DELIVERED).build());
+            out.onCompleted();
+        });
     }
 
     @Override

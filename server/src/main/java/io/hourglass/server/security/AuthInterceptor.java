@@ -10,6 +10,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.hourglass.api.v1.CancelRequest;
 import io.hourglass.api.v1.PublishMessage;
 import io.hourglass.api.v1.PublishRequest;
 import io.hourglass.api.v1.RoomConfigureRequest;
@@ -74,6 +75,7 @@ public final class AuthInterceptor implements ServerInterceptor {
             Map.entry("hourglass.v1.Security/WhoAmI", Rule.open()),
             Map.entry("hourglass.v1.Broker/Publish", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
             Map.entry("hourglass.v1.Broker/PublishStream", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
+            Map.entry("hourglass.v1.Broker/Cancel", Rule.each(Permission.PUBLISH, m -> List.of(((CancelRequest) m).getTopic()))),
             Map.entry("hourglass.v1.Broker/Subscribe", Rule.each(Permission.CONSUME, m ->
                     ((SubscribeRequest) m).hasInit() ? List.of(((SubscribeRequest) m).getInit().getTopic()) : List.of())),
             Map.entry("hourglass.v1.Rooms/Session", Rule.each(Permission.ROOMS, m ->

@@ -3,7 +3,6 @@ package io.hourglass.client;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import io.hourglass.api.v1.RoomsGrpc;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -15,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends one unary {@code Rooms} request, retrying on {@code UNAVAILABLE} with backoff until the
+ * Sends one unary request of a leader-only service ({@code Rooms}; {@code Broker/Cancel}), retrying on {@code UNAVAILABLE} with backoff until the
  * {@link RetryPolicy} deadline, as {@link PublishCaller} does for publishes. A refusal that names
  * the leader ({@code hourglass-leader} trailer) moves the pool to that server, and the first such
  * redirect is retried at once.
@@ -24,26 +23,29 @@ import org.slf4j.LoggerFactory;
  * not block in dependent stages. After {@link #close} no retry is started and
  * {@link #failPending} fails whatever is still outstanding.
  */
-final class RoomCaller {
-    private static final Logger LOG = LoggerFactory.getLogger(RoomCaller.class);
+final class UnaryCaller<S extends io.grpc.stub.AbstractStub<S>> {
+    private static final Logger LOG = LoggerFactory.getLogger(UnaryCaller.class);
     private static final long MIN_ATTEMPT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** Starts one attempt of a unary call on {@code stub}. */
     @FunctionalInterface
-    interface Rpc<Q, R> {
-        void invoke(RoomsGrpc.RoomsStub stub, Q request, StreamObserver<R> observer);
+    interface Rpc<S, Q, R> {
+        void invoke(S stub, Q request, StreamObserver<R> observer);
     }
 
     private final ServerPool pool;
+    private final java.util.function.Function<io.grpc.Channel, S> stubs;
     private final RetryPolicy retry;
     private final Duration callTimeout;
     private final ScheduledExecutorService timer;
     private final Set<CompletableFuture<?>> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    RoomCaller(ServerPool pool, RetryPolicy retry, Duration callTimeout,
-               ScheduledExecutorService timer) {
+    /** @param stubs makes the service's async stub on a server's channel */
+    UnaryCaller(ServerPool pool, java.util.function.Function<io.grpc.Channel, S> stubs, RetryPolicy retry,
+                Duration callTimeout, ScheduledExecutorService timer) {
         this.pool = pool;
+        this.stubs = stubs;
         this.retry = retry;
         this.callTimeout = callTimeout;
         this.timer = timer;
@@ -56,7 +58,7 @@ final class RoomCaller {
      *
      * @param what the operation, for error messages ("send to room r")
      */
-    <Q, R> CompletableFuture<R> call(String what, Q request, Rpc<Q, R> rpc) {
+    <Q, R> CompletableFuture<R> call(String what, Q request, Rpc<S, Q, R> rpc) {
         CompletableFuture<R> result = new CompletableFuture<>();
         if (closed) {
             result.completeExceptionally(new HourglassClientException("client is closed"));
@@ -69,12 +71,12 @@ final class RoomCaller {
         return result;
     }
 
-    private <Q, R> void attempt(Attempt<Q, R> call, int attempt) {
+    private <Q, R> void attempt(Attempt<S, Q, R> call, int attempt) {
         if (call.result().isDone()) {
             return;
         }
         ServerPool.Endpoint endpoint = pool.current();
-        RoomsGrpc.RoomsStub stub = RoomsGrpc.newStub(endpoint.channel())
+        S stub = stubs.apply(endpoint.channel())
                 .withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
         call.rpc().invoke(stub, call.request(), new StreamObserver<>() {
             @Override
@@ -97,7 +99,7 @@ final class RoomCaller {
         });
     }
 
-    private <Q, R> void onFailure(Attempt<Q, R> call, int attempt, ServerPool.Endpoint endpoint,
+    private <Q, R> void onFailure(Attempt<S, Q, R> call, int attempt, ServerPool.Endpoint endpoint,
                                   Status status, String leaderHint) {
         if (!StatusMapping.isRetryable(status) || closed) {
             call.result().completeExceptionally(StatusMapping.toException(status, endpoint.address()));
@@ -135,7 +137,7 @@ final class RoomCaller {
     }
 
     /** One logical call across its attempts. */
-    private record Attempt<Q, R>(String what, Q request, Rpc<Q, R> rpc, long deadline,
+    private record Attempt<S, Q, R>(String what, Q request, Rpc<S, Q, R> rpc, long deadline,
                                  CompletableFuture<R> result) {
     }
 }

@@ -1,0 +1,178 @@
+package io.hourglass.server.e2e;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import io.hourglass.client.CancelResult;
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.InvalidRequestException;
+import io.hourglass.client.Message;
+import io.hourglass.client.PublishResult;
+import io.hourglass.client.Subscription;
+import io.hourglass.server.testing.TestCluster;
+import io.hourglass.server.testing.TestNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Cancel on a real 3-node group over gRPC (DESIGN §9): asked of any node, decided by the leader; a
+ * message cancelled before it went out is never delivered, on this leader or the next one.
+ */
+@Timeout(180)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CancelTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    @TempDir
+    static Path dir;
+    private static TestCluster cluster;
+
+    @BeforeAll
+    static void start() {
+        cluster = TestCluster.start(dir, 3, Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
+    private static Message delayed(String topic, String payload, Duration delay) {
+        return Message.builder(topic).payload(payload).delay(delay).build();
+    }
+
+    @Test
+    void aCancelAskedOfAFollowerWinsAndOnlyTheOtherMessageIsDelivered() {
+        cluster.awaitLeader();
+        TestNode follower = cluster.followers().get(0);
+        try (HourglassClient client = HourglassClient.builder().servers(follower.target()).build()) {
+            PublishResult doomed = client.publish(delayed("cancel-a", "doomed", Duration.ofSeconds(1)));
+            client.publish(delayed("cancel-a", "kept", Duration.ofMillis(1500)));
+
+            assertEquals(CancelResult.CANCELLED, client.cancel("cancel-a", doomed.id()));
+
+            Recorder r = Recorder.acking();
+            try (Subscription s = client.subscribe("cancel-a", "g", r)) {
+                await().atMost(WAIT).until(() -> r.payloads().contains("kept"));
+            }
+            assertEquals(List.of("kept"), r.payloads(), "the cancelled message was due earlier and never came");
+            InvalidRequestException again = assertThrows(InvalidRequestException.class,
+                    () -> client.cancel("cancel-a", doomed.id()));
+            assertEquals(Status.Code.NOT_FOUND, Status.fromThrowable(again.getCause()).getCode());
+        }
+    }
+
+    @Test
+    void aCancelAfterTheDeliveryAnswersAlreadyDelivered() {
+        cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            List<String> held = new CopyOnWriteArrayList<>();
+            try (Subscription s = client.subscribe("cancel-b", "g", (m, ctx) -> held.add(m.id()))) { // never acks
+                PublishResult sent = client.publish(Message.of("cancel-b", "out"));
+                await().atMost(WAIT).until(() -> held.contains(sent.id()));
+
+                assertEquals(CancelResult.ALREADY_DELIVERED, client.cancel("cancel-b", sent.id()));
+                InvalidRequestException gone = assertThrows(InvalidRequestException.class,
+                        () -> client.admin().getMessage("cancel-b", sent.id()));
+                assertEquals(Status.Code.NOT_FOUND, Status.fromThrowable(gone.getCause()).getCode(), "deleted all the same");
+            }
+        }
+    }
+
+    @Test
+    void aPublishWithThePendingMessagesKeyReplacesItAndOnlyTheReplacementIsDelivered() {
+        cluster.awaitLeader();
+        TestNode follower = cluster.followers().get(0);
+        try (HourglassClient client = HourglassClient.builder().servers(follower.target()).build()) {
+            PublishResult first = client.publish(Message.builder("keyed-a").key("order-7").payload("v1")
+                    .delay(Duration.ofSeconds(1)).build());
+            assertEquals("", first.replacedId());
+            PublishResult second = client.publish(Message.builder("keyed-a").key("order-7").payload("v2")
+                    .delay(Duration.ofMillis(1200)).build());
+            assertEquals(first.id(), second.replacedId(), "the record names the id it replaced");
+
+            Recorder r = Recorder.acking();
+            try (Subscription s = client.subscribe("keyed-a", "g", r)) {
+                await().atMost(WAIT).until(() -> r.payloads().contains("v2"));
+            }
+            assertEquals(List.of("v2"), r.payloads(), "v1 was due first, and was replaced");
+            await().atMost(WAIT).until(() -> { // the ACK's deletion goes with the next batch
+                try {
+                    client.admin().getMessage("keyed-a", second.id());
+                    return false;
+                } catch (InvalidRequestException gone) {
+                    return true;
+                }
+            });
+            PublishResult third = client.publish(Message.builder("keyed-a").key("order-7").payload("v3").build());
+            assertEquals("", third.replacedId(), "v2 was acknowledged and deleted: nothing left to replace");
+        }
+    }
+
+    @Test
+    void aCancelByKeyWins() {
+        cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            client.publish(Message.builder("keyed-b").key("reminder").payload("doomed").delay(Duration.ofSeconds(1)).build());
+            client.publish(delayed("keyed-b", "kept", Duration.ofMillis(1500)));
+
+            assertEquals(CancelResult.CANCELLED, client.cancelKey("keyed-b", "reminder"));
+
+            Recorder r = Recorder.acking();
+            try (Subscription s = client.subscribe("keyed-b", "g", r)) {
+                await().atMost(WAIT).until(() -> r.payloads().contains("kept"));
+            }
+            assertEquals(List.of("kept"), r.payloads());
+            InvalidRequestException none = assertThrows(InvalidRequestException.class,
+                    () -> client.cancelKey("keyed-b", "reminder"));
+            assertEquals(Status.Code.NOT_FOUND, Status.fromThrowable(none.getCause()).getCode());
+        }
+    }
+
+    @Test
+    void aMalformedIdIsRefusedWithAShortQuote() {
+        cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            String bad = "not-an-id-".repeat(100);
+            InvalidRequestException e = assertThrows(InvalidRequestException.class, () -> client.cancel("cancel-c", bad));
+            assertEquals(Status.Code.INVALID_ARGUMENT, Status.fromThrowable(e.getCause()).getCode());
+            assertTrue(e.getMessage().length() < 300, e.getMessage());
+        }
+    }
+
+    /** Last: it stops the leader. */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aCommittedCancelHoldsOnTheNextLeader() {
+        TestNode leader = cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            PublishResult doomed = client.publish(delayed("cancel-d", "doomed", Duration.ofSeconds(3)));
+            client.publish(delayed("cancel-d", "kept", Duration.ofMillis(3500)));
+            assertEquals(CancelResult.CANCELLED, client.cancel("cancel-d", doomed.id()));
+
+            leader.stop();
+            cluster.awaitLeaderOtherThan(leader, WAIT);
+            Recorder r = Recorder.acking();
+            try (Subscription s = client.subscribe("cancel-d", "g", r)) {
+                await().atMost(WAIT).until(() -> r.payloads().contains("kept"));
+            }
+            assertFalse(r.payloads().contains("doomed"), "the new leader never delivers a cancelled message");
+        } finally {
+            leader.startAgain();
+        }
+    }
+}
