@@ -109,6 +109,7 @@ public final class HourglassNode implements AutoCloseable {
         raft.addLeadershipListener(change -> rooms.setLeading(change.leading()));
         raft.addFailureListener(this::stopAfterStoreFailure);
         metrics.bind(engine, raft);
+        metrics.bindDueWithin(new DueWithin(store, clock));
         metrics.bindPeers(raft, config.raft().voters(config.host(), config.grpcPort()).stream()
                 .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(nodeId)).toList());
         stack.push("metrics", metrics);

@@ -62,6 +62,19 @@ public final class NodeMetrics implements AutoCloseable {
                 .description("Publish requests proposed (several may share one entry)").register(registry);
     }
 
+    /** Held here: a Micrometer gauge keeps only a weak reference to what it reads. */
+    private DueWithin dueWithin;
+
+    void bindDueWithin(DueWithin due) {
+        this.dueWithin = due;
+        for (int i = 0; i < DueWithin.WINDOWS_MS.length; i++) {
+            int window = i;
+            Gauge.builder("hourglass.messages.due.within", due, d -> d.count(window)).tag("window", DueWithin.WINDOW_NAMES[i])
+                    .description("Stored messages falling due within the window from now, all topics (this replica)")
+                    .register(registry);
+        }
+    }
+
     void bind(DeliveryEngine engine, RaftNode raft) {
         DeliveryMetrics m = engine.metrics();
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);

@@ -157,6 +157,11 @@ public final class EventStore implements AutoCloseable {
         queue.scanDueTimes(topic, visitor);
     }
 
+    /** Messages due after {@code nowMs} within each horizon (ascending), over all topics; see QueueStore. */
+    public long[] countDueWithin(long nowMs, long... horizonsMs) {
+        return queue.countDueWithin(nowMs, horizonsMs);
+    }
+
     /** Whether any durable group has acknowledged the message. */
     public boolean hasAnyReceipt(EventKey key) {
         return queue.hasAnyReceipt(key);

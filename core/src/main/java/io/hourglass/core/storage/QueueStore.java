@@ -45,6 +45,44 @@ final class QueueStore {
         store.scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> visitor.test(ByteBuffer.wrap(k, 8, 8).getLong()));
     }
 
+    /**
+     * How many stored messages fall due after {@code nowMs} and no later than {@code nowMs + horizon}
+     * for each horizon (ascending), over all topics: per topic hash one seek to its first key due
+     * after now, then its keys up to the longest horizon, then a seek past it to the next topic.
+     * O(topics + messages within the longest horizon); no value is read.
+     */
+    long[] countDueWithin(long nowMs, long[] horizonsMs) {
+        long longest = horizonsMs[horizonsMs.length - 1];
+        long[] counts = new long[horizonsMs.length];
+        store.read((d, snapshot) -> {
+            try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snapshot);
+                 org.rocksdb.RocksIterator it = d.rocks.newIterator(d.events, ro)) {
+                it.seekToFirst();
+                while (it.isValid()) {
+                    long hash = ByteBuffer.wrap(it.key(), 0, 8).getLong();
+                    it.seek(ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(nowMs + 1).putLong(0).array());
+                    for (; it.isValid() && ByteBuffer.wrap(it.key(), 0, 8).getLong() == hash; it.next()) {
+                        long in = ByteBuffer.wrap(it.key(), 8, 8).getLong() - nowMs;
+                        if (in > longest) {
+                            break;
+                        }
+                        for (int i = 0; i < horizonsMs.length; i++) {
+                            if (in <= horizonsMs[i]) {
+                                counts[i]++;
+                            }
+                        }
+                    }
+                    if (hash == -1L) {
+                        break;
+                    }
+                    it.seek(EventKey.scanStart(hash + 1));
+                }
+            }
+            return null;
+        });
+        return counts;
+    }
+
     /** Whether any durable group has acknowledged the message (its receipts share its key as their prefix). */
     boolean hasAnyReceipt(EventKey key) {
         byte[] k = key.toBytes();

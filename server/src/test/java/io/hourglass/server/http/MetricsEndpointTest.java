@@ -15,6 +15,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -67,6 +68,15 @@ class MetricsEndpointTest {
             assertTrue(value(node, "hourglass_raft_applied_index") > 0);
             assertEquals(1.0, value(node, "hourglass_publish_requests_total"), "one publish request");
             assertEquals(1.0, value(node, "hourglass_publish_entries_total"), "in one log entry");
+
+            client.publishBatch(List.of(Message.builder("metered").payload("soon").delay(Duration.ofMinutes(10)).build(),
+                    Message.builder("metered").payload("soon").delay(Duration.ofMinutes(20)).build(),
+                    Message.builder("other").payload("later").delay(Duration.ofHours(2)).build()));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> { // counted at most every 5 s
+                assertEquals(0.0, value(node, "hourglass_messages_due_within{window=\"1m\"}"));
+                assertEquals(2.0, value(node, "hourglass_messages_due_within{window=\"1h\"}"));
+                assertEquals(3.0, value(node, "hourglass_messages_due_within{window=\"1d\"}"));
+            });
         }
     }
 }
