@@ -83,6 +83,11 @@ final class ConsumeCommand implements Callable<Integer> {
         @Option(names = "--no-ack", description = "Neither ACK nor NACK (redelivered after the "
                 + "server's in-flight timeout).")
         boolean noAck;
+
+        @Option(names = "--nack-delay", paramLabel = "D", converter = DurationConverter.Positive.class,
+                description = "NACK each delivery to be redelivered no earlier than D from now (for a group, "
+                        + "replicated: a new leader waits too).")
+        java.time.Duration nackDelay;
     }
 
     @Override
@@ -90,7 +95,7 @@ final class ConsumeCommand implements Callable<Integer> {
         if (topic.isBlank()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "TOPIC must not be empty");
         }
-        boolean ack = settle == null || (!settle.nack && !settle.noAck);
+        boolean ack = settle == null || (!settle.nack && !settle.noAck && settle.nackDelay == null);
         if (confirm && !ack) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--confirm cannot be combined with --nack or --no-ack");
@@ -140,7 +145,9 @@ final class ConsumeCommand implements Callable<Integer> {
             printer.print(record(message));
             printer.flush();
             if (!ack) {
-                if (settle.nack) {
+                if (settle.nackDelay != null) {
+                    context.nack(settle.nackDelay);
+                } else if (settle.nack) {
                     context.nack();
                 }
             } else if (confirm) {

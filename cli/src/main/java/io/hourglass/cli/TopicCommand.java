@@ -219,6 +219,14 @@ final class TopicCommand implements Callable<Integer> {
         @Option(names = "--full", description = "Print whole payloads.")
         private boolean full;
 
+        @Option(names = "--from", paramLabel = "T", converter = TimeConverter.class,
+                description = "Only messages due at or after T (now, now+1h, +30m, epoch ms, ISO-8601).")
+        private Long from;
+
+        @Option(names = "--until", paramLabel = "T", converter = TimeConverter.class,
+                description = "Only messages due before T.")
+        private Long until;
+
         @Override
         public Integer call() {
             AdminSupport.require(spec, "TOPIC", topic);
@@ -227,7 +235,8 @@ final class TopicCommand implements Callable<Integer> {
                         "--limit must be between 1 and 10000, got " + limit);
             }
             return AdminSupport.print(group.root, spec, COLUMNS,
-                    admin -> admin.peekTopic(topic, limit).stream().map(this::record).toList());
+                    admin -> admin.peekTopic(topic, limit, from == null ? 0 : from, until == null ? 0 : until).stream()
+                            .map(this::record).toList());
         }
 
         private Map<String, Object> record(PeekedMessage m) {

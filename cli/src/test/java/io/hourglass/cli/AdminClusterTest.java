@@ -281,6 +281,10 @@ class AdminClusterTest {
         assertEquals(ExitCodes.INVALID_REQUEST, run("topic", "schedule", "due-view", "--bucket", "1ms",
                 "--from", "now", "--until", "+1h").exitCode(), "more than 10000 buckets");
         assertEquals(ExitCodes.USAGE, run("topic", "schedule", "due-view", "--from", "yesterday").exitCode());
+        List<JsonNode> window = json("topic", "peek", "due-view", "--from", "+15m", "--until", "+1h");
+        assertEquals(1, window.size(), "only the message due in 20 minutes: " + window);
+        assertEquals(3, json("topic", "peek", "due-view").size());
+        assertEquals(ExitCodes.INVALID_REQUEST, run("topic", "peek", "due-view", "--from", "+1h", "--until", "+1m").exitCode());
     }
 
     private static List<String> fieldNames(JsonNode node) {

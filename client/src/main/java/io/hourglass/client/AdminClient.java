@@ -158,10 +158,17 @@ public final class AdminClient {
      * pages (each under the gRPC reply size limit) until {@code limit} or the end.
      */
     public List<PeekedMessage> peekTopic(String topic, int limit) {
+        return peekTopic(topic, limit, 0, 0);
+    }
+
+    /** {@link #peekTopic(String, int)} of the messages due in [{@code fromMs}, {@code untilMs}) (0: unbounded). */
+    public List<PeekedMessage> peekTopic(String topic, int limit, long fromMs, long untilMs) {
         List<PeekedMessage> all = new ArrayList<>();
         String token = "";
         do {
-            PeekTopicResponse page = peekPage(topic, limit - all.size(), token);
+            PeekTopicResponse page = call("peek topic " + topic, PeekTopicRequest.newBuilder().setTopic(topic)
+                    .setLimit(limit - all.size()).setPageToken(token).setFromMs(fromMs).setUntilMs(untilMs).build(),
+                    AdminGrpc.AdminBlockingStub::peekTopic);
             all.addAll(page.getMessagesList());
             token = page.getNextPageToken();
         } while (!token.isEmpty() && all.size() < limit);

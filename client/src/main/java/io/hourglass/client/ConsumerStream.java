@@ -413,8 +413,16 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
         @Override
         public void nack() {
-            if (settled.compareAndSet(false, true)
-                    && !send(SubscribeRequest.newBuilder().setNack(Nack.newBuilder().setTag(tag)).build())) {
+            nack(java.time.Duration.ZERO);
+        }
+
+        @Override
+        public void nack(java.time.Duration delay) {
+            if (delay.isNegative()) {
+                throw new IllegalArgumentException("a NACK delay must not be negative: " + delay);
+            }
+            if (settled.compareAndSet(false, true) && !send(SubscribeRequest.newBuilder()
+                    .setNack(Nack.newBuilder().setTag(tag).setDelayMs(delay.toMillis())).build())) {
                 LOG.debug("NACK of {} dropped: its stream has ended", id);
             }
         }

@@ -34,4 +34,13 @@ public interface DeliveryContext {
 
     /** Gives the delivery back: it becomes deliverable again at once. */
     void nack();
+
+    /**
+     * Gives the delivery back to be redelivered no earlier than {@code delay} from now (at most the
+     * server's {@code limits.maxDelay}). For a consumer group the delay is replicated: a new leader
+     * after a failover waits it out too. Implementations that cannot delay give it back at once.
+     */
+    default void nack(java.time.Duration delay) {
+        nack();
+    }
 }

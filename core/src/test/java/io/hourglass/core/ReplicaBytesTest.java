@@ -44,9 +44,10 @@ import org.junit.jupiter.api.io.TempDir;
 class ReplicaBytesTest {
     /**
      * SHA-256 of {@link #script} as applied at the time the test was written; changed on purpose
-     * with the {@code keys} column family and the keyed publishes at the script's end (DESIGN §9).
+     * with the {@code keys} and {@code deferred} column families, and the keyed publishes and
+     * deferrals at the script's end (DESIGN §9).
      */
-    static final String GOLDEN = "62df32839523dd44111d093f5bacd8800d492bc293128f6d8a2c2b7c7d5bc6d0";
+    static final String GOLDEN = "fcb8a5d6f60585e0c9f6d60cb92126bddac76ba9791db52f1e29150578fea24e";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
@@ -56,7 +57,7 @@ class ReplicaBytesTest {
             script(new StateApplier(b, new RoomApplier(b), new SecurityApplier(new SecurityRecords(b))));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
-            assertEquals(new TermIndex(3, 23), da.applied());
+            assertEquals(new TermIndex(3, 25), da.applied());
             assertEquals(GOLDEN, da.sha256());
         }
     }
@@ -110,6 +111,10 @@ class ReplicaBytesTest {
         ApplyResult replaced = apply.run(Command.newBuilder().setPut(PutCmd.newBuilder()
                 .addMessages(message("t", "k-2", 30_000, 5_000, "").toBuilder().setKey("k"))), later + 12);
         assertEquals(1, replaced.deleted().size(), "the schedule key replaced k-1");
+        apply.run(io.hourglass.core.command.QueueCommands.defer(replaced.published().get(0), "g1", later + 60_000).toBuilder(),
+                later + 13);
+        apply.run(io.hourglass.core.command.QueueCommands.defer(replaced.published().get(0), "no-such-group", later + 60_000)
+                .toBuilder(), later + 14);
     }
 
     private static Command.Builder security(SecurityCmd.Builder cmd) {

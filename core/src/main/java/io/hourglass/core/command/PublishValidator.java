@@ -31,6 +31,14 @@ public final class PublishValidator {
         }
     }
 
+    /** A NACK's delay: not negative, at most {@code limits.maxDelay}. */
+    public void validateNackDelay(long delayMs) {
+        if (delayMs < 0 || delayMs > limits.maxDelay().toMillis()) {
+            throw new InvalidRequestException("NACK delay " + delayMs + "ms must be between 0 and limits.maxDelay ("
+                    + limits.maxDelay().toMillis() + "ms)");
+        }
+    }
+
     public void validateTopic(String topic) {
         validateName("topic", topic);
     }

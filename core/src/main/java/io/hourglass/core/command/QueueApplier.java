@@ -42,7 +42,8 @@ public final class QueueApplier implements CommandApplier {
     @Override
     public Set<Command.BodyCase> kinds() {
         return EnumSet.of(Command.BodyCase.PUT, Command.BodyCase.DELETE_BATCH, Command.BodyCase.REGISTER_GROUP,
-                Command.BodyCase.DELETE_GROUP, Command.BodyCase.PURGE_TOPIC, Command.BodyCase.DELETE_MESSAGE);
+                Command.BodyCase.DELETE_GROUP, Command.BodyCase.PURGE_TOPIC, Command.BodyCase.DELETE_MESSAGE,
+                Command.BodyCase.DEFER);
     }
 
     @Override
@@ -69,6 +70,21 @@ public final class QueueApplier implements CommandApplier {
                 yield new ApplyResult(position, stamp, List.of(), false, purged, List.of());
             }
             case DELETE_MESSAGE -> applyDeleteMessage(batch, command.getDeleteMessage(), stamp, position);
+            case DEFER -> {
+                for (io.hourglass.core.proto.Deferral d : command.getDefer().getDeferralsList()) {
+                    if (d.getEventKey().size() != EventKey.LENGTH) {
+                        continue;
+                    }
+                    EventKey key = EventKey.fromBytes(d.getEventKey().toByteArray());
+                    Optional<StoredMessage> m = store.message(key);
+                    // Only for a stored message, a durable group of its topic, not acknowledged by it.
+                    if (m.isPresent() && batch.durableGroups(m.get().getTopic()).contains(d.getGroup())
+                            && !store.hasReceipt(key, d.getGroup())) {
+                        batch.putDeferral(key, d.getGroup(), d.getUntilMs());
+                    }
+                }
+                yield ApplyResult.unchanged(position, stamp);
+            }
             default -> throw new IllegalStateException("entry " + position + " holds a command the queue does not own: "
                     + command.getBodyCase());
         };

@@ -56,6 +56,13 @@ public final class QueueCommands {
                 .setTopic(topic).setEventKey(ByteString.copyFrom(key.toBytes()))).build();
     }
 
+    /** A durable group's delayed NACK: it is not offered the message again before {@code untilMs}. */
+    public static Command defer(io.hourglass.core.storage.EventKey key, String group, long untilMs) {
+        return Command.newBuilder().setDefer(io.hourglass.core.proto.DeferCmd.newBuilder()
+                .addDeferrals(io.hourglass.core.proto.Deferral.newBuilder().setEventKey(ByteString.copyFrom(key.toBytes()))
+                        .setGroup(group).setUntilMs(untilMs))).build();
+    }
+
     /**
      * One batch of acknowledgements and expirations: each deletion is a group's receipt, or with
      * {@link QueueApplier#ALL_GROUPS} the message's removal.

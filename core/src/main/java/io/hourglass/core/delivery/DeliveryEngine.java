@@ -81,8 +81,18 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         leading = nowLeading;
         loop.submit(nowLeading ? () -> {
             LOG.info("leading: dispatcher, deleter and TTL janitor active");
+            loadDeferrals();
             requestPass();
         } : this::stepDown);
+    }
+
+    /** A new leader waits out the delayed NACKs of durable groups that its predecessors replicated. */
+    private void loadDeferrals() {
+        store.scanDeferred((key, group, until) -> {
+            store.message(key).ifPresent(m -> dispatcher.defer(key, new Recipient.Group(group), m.getTopic(), until));
+            return true;
+        });
+        armTimer(dispatcher.nextDueMs());
     }
 
     private void stepDown() {
@@ -198,12 +208,35 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
 
     /** Makes the message redeliverable at once. */
     public void nack(Consumer c, EventKey tag) {
+        nack(c, tag, 0);
+    }
+
+    /**
+     * NACK with a delay: the consumer's group (or the universal consumer itself) is offered the
+     * message again {@code delayMs} after now, not before. A group's deferral is replicated, so a new
+     * leader waits too; if that proposal fails, this leader still waits.
+     */
+    public void nack(Consumer c, EventKey tag, long delayMs) {
         requireOwned(c, tag, "NACK");
         metrics.nacks.increment();
         loop.submit(() -> {
-            if (inFlight.release(tag, c.recipient())) {
+            if (!inFlight.release(tag, c.recipient())) {
+                return;
+            }
+            if (delayMs <= 0) {
                 dispatcher.redeliver(tag, c.recipient(), c.topic());
                 requestPass();
+                return;
+            }
+            long until = clock.millis() + delayMs;
+            dispatcher.defer(tag, c.recipient(), c.topic(), until);
+            armTimer(until);
+            if (c.recipient() instanceof Recipient.Group g) {
+                replicator.propose(QueueCommands.defer(tag, g.name(), until)).whenComplete((r, e) -> {
+                    if (e != null) {
+                        LOG.debug("delayed NACK of {} not replicated ({}); this leader still waits", tag, e.toString());
+                    }
+                });
             }
         });
     }

@@ -46,8 +46,10 @@ final class Dispatcher {
     /** Keys behind a frontier that must be offered again (NACK, disconnect, timeout), and to whom. */
     private final TreeMap<EventKey, Set<Lane>> redeliveries = new TreeMap<>();
 
-    /** Messages a cancel is being replicated for: offered to nobody until it commits or fails. */
-    private final Set<EventKey> held = new HashSet<>();
+    /** Messages a cancel is being replicated for (and how many cancels): offered to nobody until it commits or fails. */
+    private final Map<EventKey, Integer> held = new HashMap<>();
+    /** Delayed NACKs: not offered to their recipient before their time. */
+    private final Deferrals deferrals = new Deferrals();
 
     /** One recipient of one topic. */
     private record Lane(String topic, Recipient recipient) {
@@ -69,14 +71,20 @@ final class Dispatcher {
     /** Leadership lost: a new term starts from the replicated state alone. */
     void reset() {
         held.clear();
+        deferrals.clear();
         frontiers.clear();
         redeliveries.clear();
         nextDueMs = Long.MAX_VALUE;
     }
 
-    /** The earliest due time a pass saw ahead of it (for the loop's timer); MAX_VALUE if none. */
+    /** The earliest due time a pass saw ahead of it, or a deferral's end (for the loop's timer); MAX_VALUE if none. */
     long nextDueMs() {
-        return nextDueMs;
+        return Math.min(nextDueMs, deferrals.earliest());
+    }
+
+    /** {@code recipient} gave {@code key} back with a delay: offered it again at {@code untilMs}, not before. */
+    void defer(EventKey key, Recipient recipient, String topic, long untilMs) {
+        deferrals.defer(key, recipient, topic, untilMs);
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
@@ -113,11 +121,12 @@ final class Dispatcher {
     void deleted(EventKey key) {
         redeliveries.remove(key);
         held.remove(key);
+        deferrals.forget(key);
     }
 
     /** A cancel of {@code key} is on its way through Raft: offer it to nobody meanwhile. */
     void hold(EventKey key) {
-        held.add(key);
+        held.merge(key, 1, Integer::sum);
     }
 
     /**
@@ -125,7 +134,8 @@ final class Dispatcher {
      * Passes skipped it meanwhile, so the frontiers of its topic move back to it.
      */
     void unhold(EventKey key) {
-        if (held.remove(key)) {
+        Integer left = held.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+        if (left == null && !store.message(key).isEmpty()) {
             published(List.of(key));
         }
     }
@@ -135,6 +145,7 @@ final class Dispatcher {
         metrics.dispatchPasses.increment();
         long now = clock.millis();
         inFlight.expire(now, this::redeliver);
+        deferrals.due(now, this::redeliver);
         nextDueMs = Long.MAX_VALUE;
         Map<String, Hub.Route> routes = new HashMap<>();
         for (String topic : hub.topics()) {
@@ -211,8 +222,11 @@ final class Dispatcher {
     /** Offers one message to one recipient, unless it is held, acknowledged, receipted or gone. */
     private Outcome offer(Hub.Route route, Recipient recipient, EventKey key, StoredMessage message,
                           List<String> receipts, long now) {
-        if (held.contains(key)) {
+        if (held.containsKey(key)) {
             return Outcome.SKIPPED; // a cancel is being replicated: unheld, the frontiers come back here
+        }
+        if (deferrals.until(key, recipient) > now) {
+            return Outcome.SKIPPED; // a delayed NACK: redelivered when it runs out (Deferrals.due)
         }
         if (recipient instanceof Recipient.Group g) {
             List<Consumer> members = route.groups().get(g.name());

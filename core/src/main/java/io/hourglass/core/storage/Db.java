@@ -26,7 +26,7 @@ final class Db {
     private static final Logger LOG = LoggerFactory.getLogger(Db.class);
     /** Column families after the default one, in handle order. */
     static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup",
-            "security", "keys");
+            "security", "keys", "deferred");
     /** The {@code meta} key of the applied log position, written in every commit's batch. */
     static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
     /** The state machine's clock: the highest leader stamp applied (see EventStore#clockMs). */
@@ -51,6 +51,8 @@ final class Db {
     final ColumnFamilyHandle security;
     /** Schedule keys: {@code xxhash64(topic) · key} → the event key of the message stored under it. */
     final ColumnFamilyHandle keys;
+    /** Delayed NACKs of durable groups: {@code event key · group} → until (epoch ms, 8 bytes). */
+    final ColumnFamilyHandle deferred;
 
     Db(Path dir) throws RocksDBException {
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
@@ -76,6 +78,7 @@ final class Db {
         dedup = handles.get(6);
         security = handles.get(7);
         keys = handles.get(8);
+        deferred = handles.get(9);
     }
 
     /** The applied position a stored {@code meta} value holds; the initial one when there is none. */

@@ -162,6 +162,17 @@ public final class EventStore implements AutoCloseable {
         return queue.countDueWithin(nowMs, horizonsMs);
     }
 
+    /** Receives one stored deferral; returns whether to go on. */
+    @FunctionalInterface
+    public interface DeferralVisitor {
+        boolean visit(EventKey key, String group, long untilMs);
+    }
+
+    /** Every stored deferral (delayed NACKs of durable groups), in key order. */
+    public void scanDeferred(DeferralVisitor visitor) {
+        queue.scanDeferred(visitor);
+    }
+
     /** Whether any durable group has acknowledged the message. */
     public boolean hasAnyReceipt(EventKey key) {
         return queue.hasAnyReceipt(key);
@@ -232,6 +243,11 @@ public final class EventStore implements AutoCloseable {
     /** Visits every stored message of one topic (due or not), in key order. */
     public void scanTopic(String topic, ScanVisitor visitor) {
         queue.scanTopic(topic, visitor);
+    }
+
+    /** {@link #scanTopic} from key {@code from} on (inclusive), seeking there instead of reading what lies before. */
+    public void scanTopicFrom(String topic, EventKey from, ScanVisitor visitor) {
+        queue.scanTopicFrom(topic, from, visitor);
     }
 
     /** The key a publish's producer id was stored under within the dedup window ({@link ProducerIds}). */

@@ -83,6 +83,14 @@ final class QueueStore {
         return counts;
     }
 
+    /** Every stored deferral (a delayed NACK of a durable group): key, group, until. */
+    void scanDeferred(EventStore.DeferralVisitor visitor) {
+        store.scan(d -> d.deferred, new byte[0], null, (k, v) -> visitor.visit(
+                EventKey.fromBytes(Arrays.copyOf(k, EventKey.LENGTH)),
+                new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, java.nio.charset.StandardCharsets.UTF_8),
+                Db.decodeLong(v)));
+    }
+
     /** Whether any durable group has acknowledged the message (its receipts share its key as their prefix). */
     boolean hasAnyReceipt(EventKey key) {
         byte[] k = key.toBytes();
@@ -117,9 +125,15 @@ final class QueueStore {
 
     /** Every message of one topic; messages of another topic with the same hash are skipped. */
     void scanTopic(String topic, EventStore.ScanVisitor visitor) {
+        scanTopicFrom(topic, null, visitor);
+    }
+
+    /** {@link #scanTopic} from {@code from} on (inclusive; null: the topic's first key), seeking there. */
+    void scanTopicFrom(String topic, EventKey from, EventStore.ScanVisitor visitor) {
         long hash = EventKey.topicHash(topic);
         byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
-        store.scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> {
+        byte[] start = from == null || from.topicHash() != hash ? EventKey.scanStart(hash) : from.toBytes();
+        store.scan(d -> d.events, start, end, (k, v) -> {
             StoredMessage m = parse(v);
             return !m.getTopic().equals(topic) || visitor.visit(EventKey.fromBytes(k), m);
         });

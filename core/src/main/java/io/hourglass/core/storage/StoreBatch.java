@@ -86,9 +86,15 @@ public final class StoreBatch implements AutoCloseable {
         }
         try {
             batch.deleteRange(db.receipts, k, successor(k));
+            batch.deleteRange(db.deferred, k, successor(k));
         } catch (RocksDBException e) {
             throw new StorageException("batch delete failed", e);
         }
+    }
+
+    /** Group {@code group} is not offered the message before {@code untilMs} (a delayed NACK). */
+    public void putDeferral(EventKey key, String group, long untilMs) {
+        put(db.deferred, StoreKeys.receiptKey(key, group), Db.encodeLong(untilMs));
     }
 
     public void putReceipt(EventKey key, String group) {

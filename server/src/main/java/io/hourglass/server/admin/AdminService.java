@@ -196,8 +196,12 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             String topic = existingTopic(r.getTopic());
             Optional<EventKey> after = r.getPageToken().isEmpty() ? Optional.empty()
                     : Optional.of(PublishValidator.messageId(r.getPageToken(), "page token"));
+            if (r.getFromMs() < 0 || r.getUntilMs() < 0 || r.getUntilMs() != 0 && r.getUntilMs() <= r.getFromMs()) {
+                throw new InvalidRequestException("the peek window [" + r.getFromMs() + ", " + r.getUntilMs()
+                        + ") is empty or negative");
+            }
             TopicInspector.PeekPage page = topics.peek(topic, r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000),
-                    after, PEEK_PAGE_MAX_BYTES);
+                    after, PEEK_PAGE_MAX_BYTES, r.getFromMs(), r.getUntilMs() == 0 ? Long.MAX_VALUE : r.getUntilMs());
             return PeekTopicResponse.newBuilder().addAllMessages(page.messages())
                     .setNextPageToken(page.continueAfter().map(EventKey::toHex).orElse("")).build();
         });

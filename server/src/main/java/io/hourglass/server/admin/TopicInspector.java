@@ -146,12 +146,25 @@ final class TopicInspector {
      * O(messages up to the page end), acceptable for an operator's query bounded by --limit.
      */
     PeekPage peek(String topic, int limit, Optional<EventKey> after, int maxBytes) {
+        return peek(topic, limit, after, maxBytes, 0, Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #peek} of the messages due in [{@code fromMs}, {@code untilMs}) only: the scan seeks to
+     * the window's start and stops at its end, so it reads O(the page), not what lies before.
+     */
+    PeekPage peek(String topic, int limit, Optional<EventKey> after, int maxBytes, long fromMs, long untilMs) {
         List<PeekedMessage> out = new ArrayList<>();
         byte[] from = after.map(EventKey::toBytes).orElse(null);
+        EventKey windowStart = new EventKey(EventKey.topicHash(topic), fromMs, 0);
+        EventKey start = after.filter(a -> a.compareTo(windowStart) > 0).orElse(windowStart);
         long[] bytes = {0};
         EventKey[] last = {null};
         boolean[] more = {false};
-        store.scanTopic(topic, (key, m) -> {
+        store.scanTopicFrom(topic, start, (key, m) -> {
+            if (key.dueAtMs() >= untilMs) {
+                return false;
+            }
             if (from != null && Arrays.compareUnsigned(key.toBytes(), from) <= 0) {
                 return true;
             }

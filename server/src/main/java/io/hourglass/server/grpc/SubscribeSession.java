@@ -86,7 +86,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
                     ackAll(a);
                 }
             }
-            case NACK -> nack(frame.getNack().getTag());
+            case NACK -> nack(frame.getNack().getTag(), frame.getNack().getDelayMs());
             case INIT -> fail(Status.FAILED_PRECONDITION.withDescription("this stream is already subscribed; open a new stream for another topic"));
             default -> fail(Status.INVALID_ARGUMENT.withDescription("empty Subscribe frame: send init, ack or nack"));
         }
@@ -183,9 +183,10 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
         }
     }
 
-    private void nack(ByteString tagBytes) {
+    private void nack(ByteString tagBytes, long delayMs) {
         try {
-            engine.nack(consumer, parseTag(tagBytes, consumer));
+            validator.validateNackDelay(delayMs);
+            engine.nack(consumer, parseTag(tagBytes, consumer), delayMs);
         } catch (IllegalArgumentException | HourglassException e) {
             refuse(tagBytes, e.getMessage());
         }

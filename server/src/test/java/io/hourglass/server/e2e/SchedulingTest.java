@@ -30,12 +30,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Cancel on a real 3-node group over gRPC (DESIGN §9): asked of any node, decided by the leader; a
- * message cancelled before it went out is never delivered, on this leader or the next one.
+ * Scheduling operations on a real 3-node group over gRPC (DESIGN §9): cancel (asked of any node,
+ * decided by the leader; a message cancelled before it went out is never delivered, on this leader
+ * or the next one), schedule keys, and delayed NACKs that a new leader waits out too.
  */
 @Timeout(180)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class CancelTest {
+class SchedulingTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     @TempDir
     static Path dir;
@@ -151,6 +152,42 @@ class CancelTest {
             InvalidRequestException e = assertThrows(InvalidRequestException.class, () -> client.cancel("cancel-c", bad));
             assertEquals(Status.Code.INVALID_ARGUMENT, Status.fromThrowable(e.getCause()).getCode());
             assertTrue(e.getMessage().length() < 300, e.getMessage());
+        }
+    }
+
+    /** Second to last: it stops the leader. */
+    @Test
+    @Order(Integer.MAX_VALUE - 1)
+    void aDelayedNackIsWaitedOutByTheNextLeader() {
+        TestNode leader = cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            java.util.concurrent.atomic.AtomicLong nackedAt = new java.util.concurrent.atomic.AtomicLong();
+            List<Long> receivedAt = new CopyOnWriteArrayList<>();
+            try (Subscription s = client.subscribe("deferred", "g", (m, ctx) -> {
+                receivedAt.add(System.currentTimeMillis());
+                if (nackedAt.get() == 0) {
+                    nackedAt.set(System.currentTimeMillis());
+                    ctx.nack(Duration.ofSeconds(4));
+                } else {
+                    ctx.ack();
+                }
+            })) {
+                client.publish(Message.of("deferred", "m"));
+                await().atMost(WAIT).until(() -> nackedAt.get() != 0);
+                TestNode follower = cluster.followers().get(0);
+                await().atMost(WAIT).until(() -> { // the deferral is replicated before the leader goes
+                    int[] n = {0};
+                    follower.node().store().scanDeferred((k, g, until) -> ++n[0] > 0);
+                    return n[0] > 0;
+                });
+                leader.stop();
+                cluster.awaitLeaderOtherThan(leader, WAIT);
+                await().atMost(WAIT).until(() -> receivedAt.size() >= 2);
+            }
+            long waited = receivedAt.get(1) - nackedAt.get();
+            assertTrue(waited >= 3_900, "redelivered " + waited + " ms after a 4 s delayed NACK, across a failover");
+        } finally {
+            leader.startAgain();
         }
     }
 
