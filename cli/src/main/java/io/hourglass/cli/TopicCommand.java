@@ -137,7 +137,8 @@ final class TopicCommand implements Callable<Integer> {
                     + "[--from, --until): one record per bucket (from, until, count), empty ones included. Counted "
                     + "from the keys of the time index (no message is read), on the node asked.",
                 "A last line on stderr gives the messages due before the window (due now, in flight, "
-                    + "overdue) and after it. Times: now, now+1h, +30m, epoch milliseconds or an ISO-8601 instant."})
+                    + "overdue) and after it. The window defaults to now (rounded down to a whole bucket) until 60 "
+                    + "buckets later."})
     static final class Schedule implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(
                 Column.time("from", "FROM"), Column.time("until", "UNTIL"), Column.text("count", "COUNT"));
@@ -155,21 +156,15 @@ final class TopicCommand implements Callable<Integer> {
                 description = "The bucket width (default: 1m).")
         private java.time.Duration bucket = java.time.Duration.ofMinutes(1);
 
-        @Option(names = "--from", paramLabel = "T", converter = TimeConverter.class,
-                description = "The window's start (default: now, rounded down to a whole bucket).")
-        private Long from;
-
-        @Option(names = "--until", paramLabel = "T", converter = TimeConverter.class,
-                description = "The window's end, exclusive (default: 60 buckets after its start).")
-        private Long until;
+        @picocli.CommandLine.Mixin
+        private DueWindow window;
 
         @Override
         public Integer call() {
             AdminSupport.require(spec, "TOPIC", topic);
             long[] outside = new long[2];
             int code = AdminSupport.print(group.root, spec, COLUMNS, admin -> {
-                var response = admin.topicSchedule(topic, bucket.toMillis(), from == null ? 0 : from,
-                        until == null ? 0 : until);
+                var response = admin.topicSchedule(topic, bucket.toMillis(), window.fromMs(), window.untilMs());
                 outside[0] = response.getBefore();
                 outside[1] = response.getAfter();
                 return response.getBucketsList().stream().map(b -> {
@@ -219,13 +214,8 @@ final class TopicCommand implements Callable<Integer> {
         @Option(names = "--full", description = "Print whole payloads.")
         private boolean full;
 
-        @Option(names = "--from", paramLabel = "T", converter = TimeConverter.class,
-                description = "Only messages due at or after T (now, now+1h, +30m, epoch ms, ISO-8601).")
-        private Long from;
-
-        @Option(names = "--until", paramLabel = "T", converter = TimeConverter.class,
-                description = "Only messages due before T.")
-        private Long until;
+        @picocli.CommandLine.Mixin
+        private DueWindow window;
 
         @Override
         public Integer call() {
@@ -235,7 +225,7 @@ final class TopicCommand implements Callable<Integer> {
                         "--limit must be between 1 and 10000, got " + limit);
             }
             return AdminSupport.print(group.root, spec, COLUMNS,
-                    admin -> admin.peekTopic(topic, limit, from == null ? 0 : from, until == null ? 0 : until).stream()
+                    admin -> admin.peekTopic(topic, limit, window.fromMs(), window.untilMs()).stream()
                             .map(this::record).toList());
         }
 

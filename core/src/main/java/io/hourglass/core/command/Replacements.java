@@ -6,6 +6,7 @@ import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.core.storage.StoreBatch;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,10 @@ final class Replacements implements ApplyResult.Change {
     private final EventStore store;
     /** Topic and key → the message stored under it earlier in this entry. */
     private final Map<List<String>, Map.Entry<EventKey, StoredMessage>> inThisEntry = new HashMap<>();
-    private final List<ByteString> replaced = new ArrayList<>();
+    /** Per published key so far, what it replaced; null until a keyed message comes (most entries have none). */
+    private List<ByteString> replaced;
+    /** Published keys seen while {@code replaced} is still null. */
+    private int unkeyed;
     private final List<EventKey> deleted = new ArrayList<>();
 
     Replacements(StoreBatch batch, EventStore store) {
@@ -33,13 +37,24 @@ final class Replacements implements ApplyResult.Change {
 
     /** The next published key replaced nothing (a deduplicated retry). */
     void none() {
-        replaced.add(ByteString.EMPTY);
+        add(ByteString.EMPTY);
+    }
+
+    private void add(ByteString id) {
+        if (replaced == null) {
+            if (id.isEmpty()) {
+                unkeyed++;
+                return;
+            }
+            replaced = new ArrayList<>(Collections.nCopies(unkeyed, ByteString.EMPTY));
+        }
+        replaced.add(id);
     }
 
     /** Deletes the message {@code next}'s key names, if any; call before storing {@code next}. */
     void replace(StoredMessage next) {
         if (next.getKey().isEmpty()) {
-            replaced.add(ByteString.EMPTY);
+            add(ByteString.EMPTY);
             return;
         }
         List<String> id = List.of(next.getTopic(), next.getKey());
@@ -52,12 +67,12 @@ final class Replacements implements ApplyResult.Change {
             }
         }
         if (earlier == null) {
-            replaced.add(ByteString.EMPTY);
+            add(ByteString.EMPTY);
             return;
         }
         batch.deleteMessage(earlier.getKey(), earlier.getValue());
         deleted.add(earlier.getKey());
-        replaced.add(ByteString.copyFrom(earlier.getKey().toBytes()));
+        add(ByteString.copyFrom(earlier.getKey().toBytes()));
     }
 
     /** {@code message} is stored under {@code key} by this entry. */
@@ -77,6 +92,6 @@ final class Replacements implements ApplyResult.Change {
 
     @Override
     public List<ByteString> replacedIds() {
-        return replaced;
+        return replaced == null ? List.of() : replaced;
     }
 }
