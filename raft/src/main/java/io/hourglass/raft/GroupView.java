@@ -34,6 +34,15 @@ final class GroupView {
         this.server = server;
     }
 
+    /** This node's division of the group, or null while it has none (a joining node before it is added). */
+    RaftServer.Division division() {
+        try {
+            return server.getDivision(RaftNode.GROUP_ID);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     /** The leader this node knows of, or null. */
     RaftPeerId leaderId() {
         try {

@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The watches over the log's progress, on one daemon thread: a leader looks at its followers'
  * progress ({@link FollowerWatch}), a follower at whether its leader still sends what its log lacks
- * ({@link LostLogWatch}), and asks that leader to step down when it does not.
+ * ({@link LostLogWatch}), and asks that leader to step down when it does not; and every node mends
+ * Ratis' follower append chain after a failed append ({@link AppendChain}).
  */
 final class LogWatches implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogWatches.class);
@@ -24,6 +25,7 @@ final class LogWatches implements AutoCloseable {
     private final Membership membership;
     private final FollowerWatch followerWatch;
     private final LostLogWatch lostLogWatch;
+    private final AppendChain appendChain;
     private final ScheduledExecutorService executor;
 
     /** @param installing whether a checkpoint download or install is under way on this node */
@@ -36,6 +38,7 @@ final class LogWatches implements AutoCloseable {
         this.membership = membership;
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
         this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
+        this.appendChain = new AppendChain(config.nodeId(), view::division);
         this.executor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
     }
 
@@ -61,8 +64,18 @@ final class LogWatches implements AutoCloseable {
         return lostLogWatch.asks();
     }
 
+    /** Failed follower append chains replaced ({@link AppendChain}). */
+    long appendChainMends() {
+        return appendChain.mends();
+    }
+
+    AppendChain appendChain() {
+        return appendChain;
+    }
+
     private void look() {
         try {
+            appendChain.mend();
             RaftNode.Status s = status.get();
             if ("LEADER".equals(s.role())) {
                 lostLogWatch.reset();

@@ -67,6 +67,11 @@ public final class RaftCounters {
         return watches.lostLogStepDownRequests();
     }
 
+    /** Failed follower log appends after which Ratis would have failed every later append, mended ({@link AppendChain}). */
+    public long appendChainMends() {
+        return watches.appendChainMends();
+    }
+
     /** Followers that have stopped catching up ({@link FollowerWatch}); empty unless this node leads. */
     public Set<String> stalledFollowers() {
         return watches.stalledFollowers();

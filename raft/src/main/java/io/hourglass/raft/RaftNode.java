@@ -246,6 +246,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
+    /** Ratis' follower append chain, for tests ({@link AppendChain}). */
+    AppendChain appendChain() {
+        return watches.appendChain();
+    }
+
     /** The Raft server (for watches made before it). */
     private RaftServer raftServer() {
         return server;
