@@ -2,6 +2,8 @@ package io.hourglass.core;
 
 import io.hourglass.core.proto.Grant;
 import io.hourglass.core.proto.SecurityCmd;
+import io.hourglass.core.storage.EventKey;
+import java.util.List;
 import io.hourglass.core.proto.TokenPut;
 import io.hourglass.core.security.SecurityApplier;
 import io.hourglass.core.storage.SecurityRecords;
@@ -45,9 +47,10 @@ class ReplicaBytesTest {
     /**
      * SHA-256 of {@link #script} as applied at the time the test was written; changed on purpose
      * with the {@code keys} and {@code deferred} column families, and the keyed publishes and
-     * deferrals at the script's end (DESIGN §9).
+     * deferrals at the script's end (DESIGN §9); again with the {@code deliveries} column family,
+     * a group policy, a delivery count and a dead-letter move.
      */
-    static final String GOLDEN = "fcb8a5d6f60585e0c9f6d60cb92126bddac76ba9791db52f1e29150578fea24e";
+    static final String GOLDEN = "c4dc6541d58bf9a8b5fab9b46eb00c60271a035e40856b879d91da62fa4ac390";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
@@ -57,7 +60,7 @@ class ReplicaBytesTest {
             script(new StateApplier(b, new RoomApplier(b), new SecurityApplier(new SecurityRecords(b))));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
-            assertEquals(new TermIndex(3, 25), da.applied());
+            assertEquals(new TermIndex(3, 28), da.applied());
             assertEquals(GOLDEN, da.sha256());
         }
     }
@@ -115,6 +118,14 @@ class ReplicaBytesTest {
                 later + 13);
         apply.run(io.hourglass.core.command.QueueCommands.defer(replaced.published().get(0), "no-such-group", later + 60_000)
                 .toBuilder(), later + 14);
+        EventKey keyed = replaced.published().get(0);
+        apply.run(io.hourglass.core.command.QueueCommands.configureGroup("t", "g1", List.of(1_000L, 5_000L), 3, "t.dlq")
+                .toBuilder(), later + 15);
+        apply.run(io.hourglass.core.command.QueueCommands.deleteBatch(List.of(), List.of(
+                new io.hourglass.core.command.QueueCommands.Count(keyed, "g1", 2))).toBuilder(), later + 16);
+        ApplyResult moved = apply.run(io.hourglass.core.command.QueueCommands.deadLetter(keyed, "g1", "t.dlq", 3, "nack")
+                .toBuilder(), later + 17);
+        assertEquals(1, moved.published().size(), "the dead-lettered copy");
     }
 
     private static Command.Builder security(SecurityCmd.Builder cmd) {

@@ -43,7 +43,7 @@ public final class QueueApplier implements CommandApplier {
     public Set<Command.BodyCase> kinds() {
         return EnumSet.of(Command.BodyCase.PUT, Command.BodyCase.DELETE_BATCH, Command.BodyCase.REGISTER_GROUP,
                 Command.BodyCase.DELETE_GROUP, Command.BodyCase.PURGE_TOPIC, Command.BodyCase.DELETE_MESSAGE,
-                Command.BodyCase.DEFER);
+                Command.BodyCase.DEFER, Command.BodyCase.CONFIGURE_GROUP, Command.BodyCase.DEAD_LETTER);
     }
 
     @Override
@@ -70,6 +70,8 @@ public final class QueueApplier implements CommandApplier {
                 yield new ApplyResult(position, stamp, List.of(), false, purged, List.of());
             }
             case DELETE_MESSAGE -> applyDeleteMessage(batch, command.getDeleteMessage(), stamp, position);
+            case CONFIGURE_GROUP -> applyConfigureGroup(batch, command.getConfigureGroup(), stamp, position);
+            case DEAD_LETTER -> applyDeadLetter(batch, command.getDeadLetter(), stamp, position);
             case DEFER -> {
                 for (io.hourglass.core.proto.Deferral d : command.getDefer().getDeferralsList()) {
                     if (d.getEventKey().size() != EventKey.LENGTH) {
@@ -185,7 +187,98 @@ public final class QueueApplier implements CommandApplier {
                 deleted.add(key);
             }
         }
+        for (io.hourglass.core.proto.DeliveryCount c : cmd.getCountsList()) {
+            if (c.getEventKey().size() != EventKey.LENGTH) {
+                continue;
+            }
+            EventKey key = EventKey.fromBytes(c.getEventKey().toByteArray());
+            if (gone.contains(key) || receiptsInBatch.getOrDefault(key, Set.of()).contains(c.getGroup())) {
+                continue;
+            }
+            Optional<StoredMessage> m = store.message(key);
+            if (m.isPresent() && batch.durableGroups(m.get().getTopic()).contains(c.getGroup())
+                    && !store.hasReceipt(key, c.getGroup()) && c.getDeliveries() > store.deliveryCount(key, c.getGroup())) {
+                batch.putDeliveryCount(key, c.getGroup(), c.getDeliveries());
+            }
+        }
         return new ApplyResult(position, stamp, List.of(), false, deleted, receipts);
+    }
+
+    /** Makes the group durable and merges the command's fields into its stored policy. */
+    private ApplyResult applyConfigureGroup(StoreBatch batch, io.hourglass.core.proto.ConfigureGroupCmd cmd, long stamp,
+                                            TermIndex position) {
+        Set<String> groups = new HashSet<>(batch.durableGroups(cmd.getTopic()));
+        if (groups.add(cmd.getGroup())) {
+            batch.putTopicGroups(cmd.getTopic(), groups);
+        }
+        io.hourglass.core.proto.GroupPolicy.Builder p = store.groupPolicy(cmd.getTopic(), cmd.getGroup())
+                .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
+                .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
+        if (cmd.getSetBackoff()) {
+            p.clearBackoffMs().addAllBackoffMs(cmd.getBackoffMsList());
+        }
+        if (cmd.hasMaxDeliveries()) {
+            p.setMaxDeliveries(cmd.getMaxDeliveries());
+        }
+        if (cmd.hasDeadLetterTopic()) {
+            p.setDeadLetterTopic(cmd.getDeadLetterTopic());
+        }
+        io.hourglass.core.proto.GroupPolicy policy = p.build();
+        batch.putGroupPolicy(cmd.getTopic(), cmd.getGroup(),
+                policy.equals(io.hourglass.core.proto.GroupPolicy.getDefaultInstance()) ? null : policy);
+        return ApplyResult.unchanged(position, stamp);
+    }
+
+    /** Headers a dead-lettered copy carries (DESIGN §9). */
+    public static final String DEAD_LETTER_TOPIC = "hourglass-dead-letter-topic";
+    public static final String DEAD_LETTER_GROUP = "hourglass-dead-letter-group";
+    public static final String DEAD_LETTER_ID = "hourglass-dead-letter-id";
+    public static final String DEAD_LETTER_DELIVERIES = "hourglass-dead-letter-deliveries";
+    public static final String DEAD_LETTER_REASON = "hourglass-dead-letter-reason";
+
+    /**
+     * Moves a message out of a durable group: a copy published to the dead-letter topic, due at
+     * the stamp, and the group's receipt here, in one batch, so the message is never in neither place
+     * nor (for that group) in both. Nothing happens when the message is gone, the group is not
+     * durable, or it has acknowledged already.
+     */
+    private ApplyResult applyDeadLetter(StoreBatch batch, io.hourglass.core.proto.DeadLetterCmd cmd, long stamp,
+                                        TermIndex position) {
+        if (cmd.getEventKey().size() != EventKey.LENGTH || cmd.getDeadLetterTopic().isEmpty()) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
+        Optional<StoredMessage> stored = store.message(key);
+        if (stored.isEmpty()) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        StoredMessage m = stored.get();
+        Set<String> durable = batch.durableGroups(m.getTopic());
+        if (!durable.contains(cmd.getGroup()) || store.hasReceipt(key, cmd.getGroup())
+                || cmd.getDeadLetterTopic().equals(m.getTopic())) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        EventKey copyKey = EventKey.of(cmd.getDeadLetterTopic(), stamp, position.index(), 0);
+        batch.putMessage(copyKey, StoredMessage.newBuilder()
+                .setTopic(cmd.getDeadLetterTopic())
+                .setPayload(m.getPayload())
+                .putAllHeaders(m.getHeadersMap())
+                .putHeaders(DEAD_LETTER_TOPIC, m.getTopic())
+                .putHeaders(DEAD_LETTER_GROUP, cmd.getGroup())
+                .putHeaders(DEAD_LETTER_ID, key.toHex())
+                .putHeaders(DEAD_LETTER_DELIVERIES, Integer.toString(cmd.getDeliveries()))
+                .putHeaders(DEAD_LETTER_REASON, cmd.getReason())
+                .setEnqueuedAtMs(stamp)
+                .setDueAtMs(stamp)
+                .build());
+        batch.putReceipt(key, cmd.getGroup());
+        List<EventKey> deleted = List.of();
+        if (durable.stream().allMatch(g -> g.equals(cmd.getGroup()) || store.hasReceipt(key, g))) {
+            batch.deleteMessage(key, m);
+            deleted = List.of(key);
+        }
+        return new ApplyResult(position, stamp, List.of(copyKey), true, deleted,
+                List.of(new ApplyResult.Receipt(key, cmd.getGroup())));
     }
 
     /**
@@ -198,6 +291,7 @@ public final class QueueApplier implements CommandApplier {
             return ApplyResult.unchanged(position, stamp);
         }
         batch.putTopicGroups(topic, groups);
+        batch.putGroupPolicy(topic, group, null);
         List<EventKey> deleted = new ArrayList<>();
         store.scanTopic(topic, (key, m) -> {
             batch.deleteReceipt(key, group);

@@ -75,4 +75,48 @@ public final class QueueCommands {
         }
         return Command.newBuilder().setDeleteBatch(cmd).build();
     }
+
+    /** A delivery count of a durable group, for {@link #deleteBatch(Iterable, Iterable)}. */
+    public record Count(io.hourglass.core.storage.EventKey key, String group, int deliveries) {
+    }
+
+    /** {@link #deleteBatch(Iterable)} that also replicates delivery counts of unacknowledged messages. */
+    public static Command deleteBatch(Iterable<Map.Entry<io.hourglass.core.storage.EventKey, String>> deletions,
+                                      Iterable<Count> counts) {
+        io.hourglass.core.proto.DeleteBatchCmd.Builder cmd = deleteBatch(deletions).getDeleteBatch().toBuilder();
+        for (Count c : counts) {
+            cmd.addCounts(io.hourglass.core.proto.DeliveryCount.newBuilder()
+                    .setEventKey(ByteString.copyFrom(c.key().toBytes())).setGroup(c.group()).setDeliveries(c.deliveries()));
+        }
+        return Command.newBuilder().setDeleteBatch(cmd).build();
+    }
+
+    /** Moves a message of a durable group to its dead-letter topic after {@code deliveries} deliveries. */
+    public static Command deadLetter(io.hourglass.core.storage.EventKey key, String group, String deadLetterTopic,
+                                     int deliveries, String reason) {
+        return Command.newBuilder().setDeadLetter(io.hourglass.core.proto.DeadLetterCmd.newBuilder()
+                .setEventKey(ByteString.copyFrom(key.toBytes())).setGroup(group).setDeadLetterTopic(deadLetterTopic)
+                .setDeliveries(deliveries).setReason(reason)).build();
+    }
+
+    /**
+     * Sets a durable group's policy; null leaves a field as stored.
+     *
+     * @param backoffMs the back-off steps (empty: none), or null to keep them
+     */
+    public static Command configureGroup(String topic, String group, List<Long> backoffMs, Integer maxDeliveries,
+                                         String deadLetterTopic) {
+        io.hourglass.core.proto.ConfigureGroupCmd.Builder b = io.hourglass.core.proto.ConfigureGroupCmd.newBuilder()
+                .setTopic(topic).setGroup(group);
+        if (backoffMs != null) {
+            b.setSetBackoff(true).addAllBackoffMs(backoffMs);
+        }
+        if (maxDeliveries != null) {
+            b.setMaxDeliveries(maxDeliveries);
+        }
+        if (deadLetterTopic != null) {
+            b.setDeadLetterTopic(deadLetterTopic);
+        }
+        return Command.newBuilder().setConfigureGroup(b).build();
+    }
 }

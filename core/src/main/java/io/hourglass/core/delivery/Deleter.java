@@ -35,12 +35,28 @@ final class Deleter {
     private final Map<Pending, List<CompletableFuture<Void>>> pending = new LinkedHashMap<>();
     private final java.util.function.BooleanSupplier leading;
     private final java.util.concurrent.Executor loop;
+    /** The delivery counts to replicate with the next batch, and where those of a failed batch go back. */
+    private final java.util.function.Supplier<List<QueueCommands.Count>> counts;
+    private final java.util.function.Consumer<List<QueueCommands.Count>> recount;
     /** Flushes asked for by {@link #flushSoon} still being replicated, and whether another one waits. */
     private int soonInFlight;
     private boolean soonWanted;
 
     Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics, java.util.function.BooleanSupplier leading,
             java.util.concurrent.Executor loop) {
+        this(replicator, maxKeys, metrics, leading, loop, List::of, c -> { });
+    }
+
+    /**
+     * @param counts the delivery counts of unacknowledged group deliveries to replicate with the next
+     *        flush (DESIGN §9: batched with the deletes)
+     * @param recount takes back the counts of a batch that failed
+     */
+    Deleter(Replicator replicator, int maxKeys, DeliveryMetrics metrics, java.util.function.BooleanSupplier leading,
+            java.util.concurrent.Executor loop, java.util.function.Supplier<List<QueueCommands.Count>> counts,
+            java.util.function.Consumer<List<QueueCommands.Count>> recount) {
+        this.counts = counts;
+        this.recount = recount;
         this.leading = leading;
         this.loop = loop;
         this.replicator = replicator;
@@ -75,9 +91,13 @@ final class Deleter {
      */
     List<CompletableFuture<Void>> flush() {
         List<Map<Pending, List<CompletableFuture<Void>>>> batches = takeAll();
+        List<QueueCommands.Count> counted = counts.get();
+        if (batches.isEmpty() && !counted.isEmpty()) {
+            batches.add(new LinkedHashMap<>());
+        }
         List<CompletableFuture<Void>> proposals = new ArrayList<>(batches.size());
-        for (Map<Pending, List<CompletableFuture<Void>>> batch : batches) {
-            proposals.add(propose(batch));
+        for (int i = 0; i < batches.size(); i++) {
+            proposals.add(propose(batches.get(i), i == batches.size() - 1 ? counted : List.of()));
         }
         return proposals;
     }
@@ -119,7 +139,8 @@ final class Deleter {
         return batches;
     }
 
-    private CompletableFuture<Void> propose(Map<Pending, List<CompletableFuture<Void>>> batch) {
+    private CompletableFuture<Void> propose(Map<Pending, List<CompletableFuture<Void>>> batch,
+                                            List<QueueCommands.Count> counted) {
         List<Map.Entry<EventKey, String>> deletions = new ArrayList<>(batch.size());
         for (Pending p : batch.keySet()) {
             deletions.add(Map.entry(p.key(), p.group()));
@@ -127,15 +148,18 @@ final class Deleter {
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletableFuture<?> proposed;
         try {
-            proposed = replicator.propose(QueueCommands.deleteBatch(deletions));
+            proposed = replicator.propose(counted.isEmpty() ? QueueCommands.deleteBatch(deletions)
+                    : QueueCommands.deleteBatch(deletions, counted));
         } catch (RuntimeException e) {
             proposed = CompletableFuture.failedFuture(e);
         }
         proposed.whenComplete((reply, error) -> {
             if (error == null) {
-                metrics.deleteBatches.increment();
-                metrics.deleteBatchKeys.add(batch.size());
-                metrics.deleteBatchObserver.accept(batch.size());
+                if (!batch.isEmpty()) {
+                    metrics.deleteBatches.increment();
+                    metrics.deleteBatchKeys.add(batch.size());
+                    metrics.deleteBatchObserver.accept(batch.size());
+                }
                 batch.values().forEach(fs -> fs.forEach(f -> f.complete(null)));
                 done.complete(null);
             } else {
@@ -147,7 +171,10 @@ final class Deleter {
                     return;
                 }
                 LOG.warn("delete batch of {} keys failed, re-queued: {}", batch.size(), error.toString());
-                loop.execute(() -> requeue(batch));
+                loop.execute(() -> {
+                    requeue(batch);
+                    recount.accept(counted);
+                });
             }
         });
         return done;

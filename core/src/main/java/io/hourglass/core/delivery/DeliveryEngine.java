@@ -57,9 +57,14 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.clock = clock;
         this.loop = new EventLoop("hourglass-delivery", clock, EventLoop.Mode.INLINE_UNTIL_STARTED);
         this.inFlight = new InFlightTracker(config.inFlightTimeout().toMillis());
-        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit);
+        this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit,
+                inFlight::takeCounts, inFlight::recount);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
+        dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic) -> {
+            dispatcher.redeliver(key, recipient, topic);
+            requestPass();
+        }, metrics), this::replicateDeferral);
         this.cancels = new Cancels(loop, () -> leading, store, replicator, inFlight, dispatcher, metrics,
                 this::requestPass);
         loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
@@ -81,9 +86,21 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         leading = nowLeading;
         loop.submit(nowLeading ? () -> {
             LOG.info("leading: dispatcher, deleter and TTL janitor active");
+            loadDeliveryCounts();
             loadDeferrals();
             requestPass();
         } : this::stepDown);
+    }
+
+    /**
+     * A new leader continues the delivery counts its predecessors replicated (DESIGN §9), so attempt
+     * numbers and max deliveries survive failover. O(unacknowledged messages with a count).
+     */
+    private void loadDeliveryCounts() {
+        store.scanDeliveryCounts((key, group, deliveries) -> {
+            inFlight.prior(key, new Recipient.Group(group), deliveries);
+            return true;
+        });
     }
 
     /** A new leader waits out the delayed NACKs of durable groups that its predecessors replicated. */
@@ -223,20 +240,30 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             if (!inFlight.release(tag, c.recipient())) {
                 return;
             }
-            if (delayMs <= 0) {
-                dispatcher.redeliver(tag, c.recipient(), c.topic());
-                requestPass();
+            long now = clock.millis();
+            if (delayMs <= 0) { // the group's back-off, if it has one
+                long at = dispatcher.retry(tag, c.recipient(), c.topic(), now);
+                if (at > now) {
+                    armTimer(at);
+                } else {
+                    requestPass();
+                }
                 return;
             }
-            long until = clock.millis() + delayMs;
+            long until = now + delayMs;
             dispatcher.defer(tag, c.recipient(), c.topic(), until);
             armTimer(until);
             if (c.recipient() instanceof Recipient.Group g) {
-                replicator.propose(QueueCommands.defer(tag, g.name(), until)).whenComplete((r, e) -> {
-                    if (e != null) {
-                        LOG.debug("delayed NACK of {} not replicated ({}); this leader still waits", tag, e.toString());
-                    }
-                });
+                replicateDeferral(tag, g.name(), until);
+            }
+        });
+    }
+
+    /** Replicates a durable group's deferral; if that fails, this leader still waits. */
+    private void replicateDeferral(EventKey tag, String group, long until) {
+        replicator.propose(QueueCommands.defer(tag, group, until)).whenComplete((r, e) -> {
+            if (e != null) {
+                LOG.debug("deferral of {} for {} not replicated ({}); this leader still waits", tag, group, e.toString());
             }
         });
     }

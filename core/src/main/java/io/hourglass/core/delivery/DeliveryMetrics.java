@@ -10,6 +10,10 @@ public final class DeliveryMetrics {
     /** Committed cancels: before any copy went out; after one had. */
     public final LongAdder cancelled = new LongAdder();
     public final LongAdder cancelledAfterDelivery = new LongAdder();
+    /** Messages moved to a group's dead-letter topic after its max deliveries (committed moves). */
+    public final LongAdder deadLettered = new LongAdder();
+    /** Redeliveries a group's back-off delayed (after a NACK without a delay, or an in-flight timeout). */
+    public final LongAdder backedOff = new LongAdder();
     public final LongAdder acks = new LongAdder();
     public final LongAdder nacks = new LongAdder();
     public final LongAdder deleteBatches = new LongAdder();

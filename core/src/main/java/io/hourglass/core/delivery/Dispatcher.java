@@ -51,6 +51,21 @@ final class Dispatcher {
     /** Delayed NACKs: not offered to their recipient before their time. */
     private final Deferrals deferrals = new Deferrals();
 
+    /** Replicates a durable group's deferral (a delayed NACK or a back-off), so a new leader waits too. */
+    @FunctionalInterface
+    interface DeferralLog {
+        void replicate(EventKey key, String group, long untilMs);
+    }
+
+    private DeadLetters deadLetters;
+    private DeferralLog deferralLog = (k, g, t) -> { };
+
+    /** Wires the dead-letter moves and the deferral replication (the engine builds them around this dispatcher). */
+    void policies(DeadLetters deadLetters, DeferralLog deferralLog) {
+        this.deadLetters = deadLetters;
+        this.deferralLog = deferralLog;
+    }
+
     /** One recipient of one topic. */
     private record Lane(String topic, Recipient recipient) {
     }
@@ -72,6 +87,9 @@ final class Dispatcher {
     void reset() {
         held.clear();
         deferrals.clear();
+        if (deadLetters != null) {
+            deadLetters.clear();
+        }
         frontiers.clear();
         redeliveries.clear();
         nextDueMs = Long.MAX_VALUE;
@@ -85,6 +103,37 @@ final class Dispatcher {
     /** {@code recipient} gave {@code key} back with a delay: offered it again at {@code untilMs}, not before. */
     void defer(EventKey key, Recipient recipient, String topic, long untilMs) {
         deferrals.defer(key, recipient, topic, untilMs);
+    }
+
+    /**
+     * A delivery came back without a delay of its own (a NACK, an in-flight timeout): offered again at
+     * once, or after the group's back-off for the attempt that failed — a deferral, replicated like a
+     * delayed NACK. Returns when it will be offered again (now or later).
+     */
+    long retry(EventKey key, Recipient recipient, String topic, long now) {
+        long wait = backoffMs(key, recipient, topic);
+        if (wait <= 0) {
+            redeliver(key, recipient, topic);
+            return now;
+        }
+        metrics.backedOff.increment();
+        long until = now + wait;
+        defer(key, recipient, topic, until);
+        deferralLog.replicate(key, ((Recipient.Group) recipient).name(), until);
+        return until;
+    }
+
+    /** The group's back-off before redelivering after attempt {@link InFlightTracker#attempt}; 0: none. */
+    private long backoffMs(EventKey key, Recipient recipient, String topic) {
+        if (!(recipient instanceof Recipient.Group g)) {
+            return 0;
+        }
+        List<Long> steps = store.groupPolicy(topic, g.name()).map(p -> p.getBackoffMsList()).orElse(List.of());
+        if (steps.isEmpty()) {
+            return 0;
+        }
+        int failed = Math.max(1, inFlight.attempt(key, recipient));
+        return steps.get(Math.min(failed, steps.size()) - 1);
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
@@ -144,7 +193,7 @@ final class Dispatcher {
     int pass() {
         metrics.dispatchPasses.increment();
         long now = clock.millis();
-        inFlight.expire(now, this::redeliver);
+        inFlight.expire(now, (key, recipient, topic) -> retry(key, recipient, topic, now));
         deferrals.due(now, this::redeliver);
         nextDueMs = Long.MAX_VALUE;
         Map<String, Hub.Route> routes = new HashMap<>();
@@ -158,6 +207,9 @@ final class Dispatcher {
         int dispatched = redeliverQueued(routes, now);
         for (Hub.Route route : routes.values()) {
             dispatched += scan(route, now);
+        }
+        if (deadLetters != null) {
+            deadLetters.proposeQueued();
         }
         return dispatched;
     }
@@ -240,6 +292,9 @@ final class Dispatcher {
                     || (receipts == null ? store.hasReceipt(key, g.name()) : receipts.contains(g.name()))) {
                 return Outcome.SKIPPED;
             }
+            if (deadLetters != null && (deadLetters.moving(key, g.name()) || reachedLimit(route.topic(), g, key))) {
+                return Outcome.SKIPPED; // on its way to the group's dead-letter topic
+            }
             return hub.offerToGroup(route, g.name(), c -> deliver(key, message, recipient, c, now)) != null
                     ? Outcome.DELIVERED : Outcome.FULL;
         }
@@ -259,6 +314,25 @@ final class Dispatcher {
         }
         c.push(d);
         return Outcome.DELIVERED;
+    }
+
+    /**
+     * Whether the next delivery to {@code g} would pass its {@code max_deliveries}; then the message
+     * is handed to the dead-letter move instead. Read only for redeliveries (a first delivery never
+     * passes a limit of at least one), so the policy costs nothing on the first pass.
+     */
+    private boolean reachedLimit(String topic, Recipient.Group g, EventKey key) {
+        int next = inFlight.nextAttempt(key, g);
+        if (next <= 1) {
+            return false;
+        }
+        io.hourglass.core.proto.GroupPolicy policy = store.groupPolicy(topic, g.name()).orElse(null);
+        if (policy == null || policy.getMaxDeliveries() <= 0 || next <= policy.getMaxDeliveries()
+                || policy.getDeadLetterTopic().isEmpty()) {
+            return false;
+        }
+        deadLetters.move(key, topic, g.name(), policy.getDeadLetterTopic(), next - 1, inFlight.reason(key, g));
+        return true;
     }
 
     /** One read of the topic's due range from the lowest frontier among recipients with room. */

@@ -31,8 +31,23 @@ import java.util.concurrent.ConcurrentHashMap;
 final class InFlightTracker {
     private enum State { HELD, ACKED, RELEASED }
 
-    /** @param owner the consumer this entry goes away or is released with, or null */
-    private record Entry(State state, String owner, long sinceMs, int attempt) {
+    /**
+     * @param owner the consumer this entry goes away or is released with, or null
+     * @param reason why the last delivery came back (nack, timeout, disconnect), or null
+     */
+    private record Entry(State state, String owner, long sinceMs, int attempt, String reason) {
+        Entry(State state, String owner, long sinceMs, int attempt) {
+            this(state, owner, sinceMs, attempt, null);
+        }
+    }
+
+    /** Why a delivery came back, as a dead-lettered copy names it. */
+    static final String NACKED = "nack";
+    static final String TIMED_OUT = "timeout";
+    static final String DISCONNECTED = "disconnect";
+
+    /** A durable group's delivery of one message whose count is still to be replicated. */
+    private record Counted(EventKey key, Recipient.Group group) {
     }
 
     /** A claim and when it times out; stale once its entry moved on. */
@@ -49,6 +64,10 @@ final class InFlightTracker {
     private final Map<EventKey, Map<Recipient, Entry>> entries = new HashMap<>();
     private final Map<String, Set<EventKey>> byOwner = new HashMap<>();
     private final ArrayDeque<Deadline> deadlines = new ArrayDeque<>();
+    /** Delivery counts a previous leader replicated, for messages this leader has not sent yet. */
+    private final Map<EventKey, Map<Recipient, Integer>> prior = new HashMap<>();
+    /** Group deliveries made since the counts were last taken ({@link #takeCounts}). */
+    private final Set<Counted> uncounted = new java.util.LinkedHashSet<>();
     /** Consumers that held a message before it timed out and went to another; their tags go with it. */
     private final Map<EventKey, List<String>> formerOwners = new HashMap<>();
     /** Held (unacknowledged) deliveries per topic hash; written by the loop, read by anyone. */
@@ -85,13 +104,83 @@ final class InFlightTracker {
             return 0;
         }
         Entry previous = entry(key, recipient);
-        int attempt = previous == null ? 1 : previous.attempt + 1;
+        int attempt = nextAttempt(key, recipient);
+        if (previous == null) {
+            forgetPrior(key, recipient);
+        }
+        if (recipient instanceof Recipient.Group g) {
+            uncounted.add(new Counted(key, g));
+        }
         if (previous != null && previous.owner != null && !previous.owner.equals(consumer.id())) {
             formerOwners.computeIfAbsent(key, k -> new ArrayList<>(2)).add(previous.owner);
         }
         put(key, recipient, new Entry(State.HELD, consumer.id(), nowMs, attempt));
         deadlines.add(new Deadline(nowMs + timeoutMs, key, recipient, consumer.topic(), attempt));
         return attempt;
+    }
+
+    /** The attempt number the next delivery of {@code key} to {@code recipient} would carry. */
+    int nextAttempt(EventKey key, Recipient recipient) {
+        Entry e = entry(key, recipient);
+        if (e != null) {
+            return e.attempt + 1;
+        }
+        Map<Recipient, Integer> p = prior.get(key);
+        Integer n = p == null ? null : p.get(recipient);
+        return n == null ? 1 : n + 1;
+    }
+
+    /** The attempt number of the last delivery to {@code recipient} (0: none by this leader). */
+    int attempt(EventKey key, Recipient recipient) {
+        Entry e = entry(key, recipient);
+        return e == null ? 0 : e.attempt;
+    }
+
+    /** Why the last delivery to {@code recipient} came back (nack, timeout, disconnect); "" when not known. */
+    String reason(EventKey key, Recipient recipient) {
+        Entry e = entry(key, recipient);
+        return e == null || e.reason == null ? "" : e.reason;
+    }
+
+    /** A count a previous leader replicated: the next delivery to {@code recipient} is attempt {@code deliveries + 1}. */
+    void prior(EventKey key, Recipient recipient, int deliveries) {
+        if (entry(key, recipient) == null) {
+            prior.computeIfAbsent(key, k -> new HashMap<>(2)).merge(recipient, deliveries, Math::max);
+        }
+    }
+
+    private void forgetPrior(EventKey key, Recipient recipient) {
+        Map<Recipient, Integer> p = prior.get(key);
+        if (p != null && p.remove(recipient) != null && p.isEmpty()) {
+            prior.remove(key);
+        }
+    }
+
+    /**
+     * The delivery counts to replicate now: each group delivery made since the last call whose
+     * message the group has not acknowledged (an acknowledged one needs no count). Forgets them;
+     * {@link #recount} puts back those whose replication failed.
+     */
+    java.util.List<io.hourglass.core.command.QueueCommands.Count> takeCounts() {
+        if (uncounted.isEmpty()) {
+            return List.of();
+        }
+        List<io.hourglass.core.command.QueueCommands.Count> out = new ArrayList<>(uncounted.size());
+        for (Counted c : uncounted) {
+            Entry e = entry(c.key(), c.group());
+            if (e != null && e.state != State.ACKED) {
+                out.add(new io.hourglass.core.command.QueueCommands.Count(c.key(), c.group().name(), e.attempt));
+            }
+        }
+        uncounted.clear();
+        return out;
+    }
+
+    /** Counts whose batch failed: taken again by the next {@link #takeCounts}. */
+    void recount(List<io.hourglass.core.command.QueueCommands.Count> counts) {
+        for (io.hourglass.core.command.QueueCommands.Count c : counts) {
+            uncounted.add(new Counted(c.key(), new Recipient.Group(c.group())));
+        }
     }
 
     void markAcked(EventKey key, Recipient recipient) {
@@ -104,7 +193,7 @@ final class InFlightTracker {
     boolean release(EventKey key, Recipient recipient) {
         Entry e = entry(key, recipient);
         if (e != null && e.state == State.HELD) {
-            put(key, recipient, new Entry(State.RELEASED, recipient.isUniversal() ? e.owner : null, 0, e.attempt));
+            put(key, recipient, new Entry(State.RELEASED, recipient.isUniversal() ? e.owner : null, 0, e.attempt, NACKED));
             return true;
         }
         return false;
@@ -119,6 +208,7 @@ final class InFlightTracker {
             deadlines.poll();
             Entry e = entry(d.key, d.recipient);
             if (e != null && e.state == State.HELD && e.attempt == d.attempt) {
+                put(d.key, d.recipient, new Entry(State.HELD, e.owner, e.sinceMs, e.attempt, TIMED_OUT));
                 timedOut.accept(d.key, d.recipient, d.topic);
             }
         }
@@ -155,7 +245,7 @@ final class InFlightTracker {
                     entries.remove(key);
                 }
             } else if (e.state == State.HELD) {
-                recipients.put(recipient, new Entry(State.RELEASED, null, 0, e.attempt));
+                recipients.put(recipient, new Entry(State.RELEASED, null, 0, e.attempt, DISCONNECTED));
             }
         }
         return released;
@@ -186,6 +276,7 @@ final class InFlightTracker {
     }
 
     void clearRecipient(EventKey key, Recipient recipient) {
+        forgetPrior(key, recipient);
         Map<Recipient, Entry> recipients = entries.get(key);
         if (recipients != null) {
             Entry e = recipients.remove(recipient);
@@ -198,6 +289,7 @@ final class InFlightTracker {
 
     /** The message is gone; returns the ids of consumers that held or owned it (to forget its tag). */
     List<String> clearMessage(EventKey key) {
+        prior.remove(key);
         Map<Recipient, Entry> recipients = entries.remove(key);
         List<String> former = formerOwners.remove(key);
         if (recipients == null) {
@@ -218,6 +310,8 @@ final class InFlightTracker {
         byOwner.clear();
         deadlines.clear();
         formerOwners.clear();
+        prior.clear();
+        uncounted.clear();
         heldByTopic.clear();
         held = 0;
     }

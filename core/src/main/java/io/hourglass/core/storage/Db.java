@@ -26,7 +26,7 @@ final class Db {
     private static final Logger LOG = LoggerFactory.getLogger(Db.class);
     /** Column families after the default one, in handle order. */
     static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup",
-            "security", "keys", "deferred");
+            "security", "keys", "deferred", "deliveries");
     /** The {@code meta} key of the applied log position, written in every commit's batch. */
     static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
     /** The state machine's clock: the highest leader stamp applied (see EventStore#clockMs). */
@@ -53,6 +53,8 @@ final class Db {
     final ColumnFamilyHandle keys;
     /** Delayed NACKs of durable groups: {@code event key · group} → until (epoch ms, 8 bytes). */
     final ColumnFamilyHandle deferred;
+    /** Deliveries to durable groups not yet acknowledged: {@code event key · group} → count (4 bytes). */
+    final ColumnFamilyHandle deliveries;
 
     Db(Path dir) throws RocksDBException {
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
@@ -79,6 +81,7 @@ final class Db {
         security = handles.get(7);
         keys = handles.get(8);
         deferred = handles.get(9);
+        deliveries = handles.get(10);
     }
 
     /** The applied position a stored {@code meta} value holds; the initial one when there is none. */

@@ -173,6 +173,27 @@ public final class EventStore implements AutoCloseable {
         queue.scanDeferred(visitor);
     }
 
+    /** Receives one stored delivery count; returns whether to go on. */
+    @FunctionalInterface
+    public interface CountVisitor {
+        boolean visit(EventKey key, String group, int deliveries);
+    }
+
+    /** Every stored delivery count of a durable group (DeliveryCount), in key order. */
+    public void scanDeliveryCounts(CountVisitor visitor) {
+        queue.scanDeliveryCounts(visitor);
+    }
+
+    /** How many deliveries of the message to {@code group} were replicated (0: none). */
+    public int deliveryCount(EventKey key, String group) {
+        return queue.deliveryCount(key, group);
+    }
+
+    /** The redelivery policy of durable group {@code group} of {@code topic}, if configured. */
+    public Optional<io.hourglass.core.proto.GroupPolicy> groupPolicy(String topic, String group) {
+        return queue.groupPolicy(topic, group);
+    }
+
     /** Whether any durable group has acknowledged the message. */
     public boolean hasAnyReceipt(EventKey key) {
         return queue.hasAnyReceipt(key);

@@ -91,6 +91,33 @@ final class QueueStore {
                 Db.decodeLong(v)));
     }
 
+    /** The deliveries of the message to {@code group} the store counted (0: none). */
+    int deliveryCount(EventKey key, String group) {
+        byte[] v = store.get(d -> d.deliveries, StoreKeys.receiptKey(key, group));
+        return v == null ? 0 : ByteBuffer.wrap(v).getInt();
+    }
+
+    /** Every stored delivery count: key, group, count. */
+    void scanDeliveryCounts(EventStore.CountVisitor visitor) {
+        store.scan(d -> d.deliveries, new byte[0], null, (k, v) -> visitor.visit(
+                EventKey.fromBytes(Arrays.copyOf(k, EventKey.LENGTH)),
+                new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, java.nio.charset.StandardCharsets.UTF_8),
+                ByteBuffer.wrap(v).getInt()));
+    }
+
+    /** The policy of a durable group, if one was configured. */
+    Optional<io.hourglass.core.proto.GroupPolicy> groupPolicy(String topic, String group) {
+        byte[] v = store.get(d -> d.meta, StoreKeys.groupPolicyKey(topic, group));
+        if (v == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(io.hourglass.core.proto.GroupPolicy.parseFrom(v));
+        } catch (InvalidProtocolBufferException e) {
+            throw new StorageException("corrupt group policy of " + topic + "/" + group, e);
+        }
+    }
+
     /** Whether any durable group has acknowledged the message (its receipts share its key as their prefix). */
     boolean hasAnyReceipt(EventKey key) {
         byte[] k = key.toBytes();

@@ -87,6 +87,7 @@ public final class StoreBatch implements AutoCloseable {
         try {
             batch.deleteRange(db.receipts, k, successor(k));
             batch.deleteRange(db.deferred, k, successor(k));
+            batch.deleteRange(db.deliveries, k, successor(k));
         } catch (RocksDBException e) {
             throw new StorageException("batch delete failed", e);
         }
@@ -95,6 +96,20 @@ public final class StoreBatch implements AutoCloseable {
     /** Group {@code group} is not offered the message before {@code untilMs} (a delayed NACK). */
     public void putDeferral(EventKey key, String group, long untilMs) {
         put(db.deferred, StoreKeys.receiptKey(key, group), Db.encodeLong(untilMs));
+    }
+
+    /** How many times the message went to {@code group} without an acknowledgement (see DeliveryCount). */
+    public void putDeliveryCount(EventKey key, String group, int deliveries) {
+        put(db.deliveries, StoreKeys.receiptKey(key, group), java.nio.ByteBuffer.allocate(4).putInt(deliveries).array());
+    }
+
+    /** Stores a durable group's policy; null removes it. */
+    public void putGroupPolicy(String topic, String group, io.hourglass.core.proto.GroupPolicy policy) {
+        if (policy == null) {
+            delete(db.meta, StoreKeys.groupPolicyKey(topic, group));
+        } else {
+            put(db.meta, StoreKeys.groupPolicyKey(topic, group), policy.toByteArray());
+        }
     }
 
     public void putReceipt(EventKey key, String group) {

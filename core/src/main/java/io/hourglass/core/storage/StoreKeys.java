@@ -31,6 +31,18 @@ final class StoreKeys {
         return (TopicRegistry.TOPIC_PREFIX + topic).getBytes(StandardCharsets.UTF_8);
     }
 
+    /** A durable group's policy in {@code meta}: {@code group/<topic>\0<group>}. */
+    static byte[] groupPolicyKey(String topic, String group) {
+        return (GROUP_POLICY_PREFIX + topic + '\0' + group).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The prefix of every policy of {@code topic}'s groups. */
+    static byte[] groupPolicyPrefix(String topic) {
+        return (GROUP_POLICY_PREFIX + topic + '\0').getBytes(StandardCharsets.UTF_8);
+    }
+
+    static final String GROUP_POLICY_PREFIX = "group/";
+
     static byte[] peerKey(String id) {
         return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
     }

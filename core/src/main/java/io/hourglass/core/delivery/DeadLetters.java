@@ -1,0 +1,97 @@
+package io.hourglass.core.delivery;
+
+import io.hourglass.core.command.QueueCommands;
+import io.hourglass.core.command.Replicator;
+import io.hourglass.core.storage.EventKey;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves messages out of a durable group once they reached its {@code max_deliveries} (DESIGN §9).
+ * The dispatcher, about to deliver a message to a group for one time too many, hands it here
+ * instead; a {@code DeadLetterCmd} publishes the copy to the dead-letter topic and writes the
+ * group's receipt in one batch. While it is being replicated the group is offered the message no
+ * more; if it fails the message goes back to the group's redeliveries (a new leader counts again
+ * from the replicated count and sends it again). Loop only; answers come back through {@code loop}.
+ */
+final class DeadLetters {
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
+
+    private record Move(EventKey key, String group) {
+    }
+
+    private final Replicator replicator;
+    private final java.util.concurrent.Executor loop;
+    private final BooleanSupplier leading;
+    private final Deferrals.Due giveBack;
+    private final DeliveryMetrics metrics;
+    private final Set<Move> moving = new HashSet<>();
+    /** Moves decided during a pass, proposed after it ({@link #proposeQueued}): never within its iteration. */
+    private final java.util.List<Runnable> queued = new java.util.ArrayList<>();
+
+    /** @param giveBack offers a message whose move failed to its group again */
+    DeadLetters(Replicator replicator, java.util.concurrent.Executor loop, BooleanSupplier leading,
+                Deferrals.Due giveBack, DeliveryMetrics metrics) {
+        this.replicator = replicator;
+        this.loop = loop;
+        this.leading = leading;
+        this.giveBack = giveBack;
+        this.metrics = metrics;
+    }
+
+    /** Whether the message is on its way to {@code group}'s dead-letter topic. */
+    boolean moving(EventKey key, String group) {
+        return !moving.isEmpty() && moving.contains(new Move(key, group));
+    }
+
+    /** Moves the message of {@code topic} out of {@code group} after {@code deliveries} deliveries. */
+    void move(EventKey key, String topic, String group, String deadLetterTopic, int deliveries, String reason) {
+        Move m = new Move(key, group);
+        if (!moving.add(m)) {
+            return;
+        }
+        LOG.debug("{} of {} reached {} deliveries to group {}: moving it to {}", key, topic, deliveries, group,
+                deadLetterTopic);
+        queued.add(() -> propose(m, topic, deadLetterTopic, deliveries, reason));
+    }
+
+    /** Proposes the moves the last pass decided. */
+    void proposeQueued() {
+        if (queued.isEmpty()) {
+            return;
+        }
+        java.util.List<Runnable> now = java.util.List.copyOf(queued);
+        queued.clear();
+        now.forEach(Runnable::run);
+    }
+
+    private void propose(Move m, String topic, String deadLetterTopic, int deliveries, String reason) {
+        EventKey key = m.key();
+        String group = m.group();
+        java.util.concurrent.CompletableFuture<?> proposed;
+        try {
+            proposed = replicator.propose(QueueCommands.deadLetter(key, group, deadLetterTopic, deliveries, reason));
+        } catch (RuntimeException e) {
+            proposed = java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        proposed.whenComplete((r, e) -> loop.execute(() -> {
+            if (!moving.remove(m)) {
+                return; // leadership changed meanwhile: the next leader decides again
+            }
+            if (e == null) {
+                metrics.deadLettered.increment();
+            } else if (leading.getAsBoolean()) {
+                LOG.warn("moving {} of group {} to {} failed, offered again: {}", key, group, deadLetterTopic, e.toString());
+                giveBack.redeliver(key, new Recipient.Group(group), topic);
+            }
+        }));
+    }
+
+    void clear() {
+        moving.clear();
+        queued.clear();
+    }
+}
