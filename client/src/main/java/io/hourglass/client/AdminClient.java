@@ -207,6 +207,33 @@ public final class AdminClient {
                 AdminGrpc.AdminBlockingStub::deleteGroup);
     }
 
+    /**
+     * Sets durable group {@code group}'s redelivery policy, creating the group; a null argument keeps
+     * that setting as stored. Returns the policy now in force.
+     *
+     * @param backoff the waits before successive redeliveries after a NACK or in-flight timeout (the
+     *        last repeats; empty: none)
+     * @param maxDeliveries after this many deliveries without an ACK the message moves to
+     *        {@code deadLetterTopic} (0: unlimited)
+     * @param deadLetterTopic where such messages go (empty: none)
+     */
+    public GroupInfo configureGroup(String topic, String group, List<java.time.Duration> backoff, Integer maxDeliveries,
+                                    String deadLetterTopic) {
+        io.hourglass.api.v1.ConfigureGroupRequest.Builder b = io.hourglass.api.v1.ConfigureGroupRequest.newBuilder()
+                .setTopic(topic).setGroup(group);
+        if (backoff != null) {
+            b.setSetBackoff(true);
+            backoff.forEach(d -> b.addBackoffMs(d.toMillis()));
+        }
+        if (maxDeliveries != null) {
+            b.setMaxDeliveries(maxDeliveries);
+        }
+        if (deadLetterTopic != null) {
+            b.setDeadLetterTopic(deadLetterTopic);
+        }
+        return call("configure group " + group + " of " + topic, b.build(), AdminGrpc.AdminBlockingStub::configureGroup);
+    }
+
     /** Connected consumers of {@code topic}, or of every topic when it is empty or null. */
     public List<ConsumerInfo> listConsumers(String topic) {
         return call("list consumers", ListConsumersRequest.newBuilder().setTopic(topic == null ? "" : topic).build(),

@@ -83,6 +83,10 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.messages.cancelled", "Cancels committed before any copy of the message went out", m.cancelled);
         counter("hourglass.messages.cancelled.after.delivery",
                 "Cancels committed after a copy had gone out (deleted, not redelivered)", m.cancelledAfterDelivery);
+        counter("hourglass.messages.dead.lettered", "Messages moved to a group's dead-letter topic after its max deliveries",
+                m.deadLettered);
+        counter("hourglass.messages.backed.off", "Redeliveries a group's back-off delayed (after a NACK or an in-flight timeout)",
+                m.backedOff);
         counter("hourglass.consumer.ack", "ACKs accepted", m.acks);
         counter("hourglass.consumer.nack", "NACKs accepted", m.nacks);
         io.micrometer.core.instrument.DistributionSummary batchSize = io.micrometer.core.instrument.DistributionSummary

@@ -39,6 +39,43 @@ public final class PublishValidator {
         }
     }
 
+    /** Back-off steps a group may have at most. */
+    public static final int MAX_BACKOFF_STEPS = 16;
+    /** The highest {@code max_deliveries} a group may have. */
+    public static final int MAX_DELIVERIES = 10_000;
+
+    /**
+     * A group policy as it would be stored (the request merged into the current one): back-off
+     * steps of 1 ms to {@code limits.maxDelay}, at most {@link #MAX_BACKOFF_STEPS}; max deliveries 0
+     * (unlimited) to {@link #MAX_DELIVERIES}, and then a dead-letter topic other than the group's own.
+     */
+    public void validateGroupPolicy(String topic, io.hourglass.core.proto.GroupPolicy p) {
+        if (p.getBackoffMsCount() > MAX_BACKOFF_STEPS) {
+            throw new InvalidRequestException("back-off has " + p.getBackoffMsCount() + " steps; at most "
+                    + MAX_BACKOFF_STEPS + " are allowed");
+        }
+        for (long step : p.getBackoffMsList()) {
+            if (step < 1 || step > limits.maxDelay().toMillis()) {
+                throw new InvalidRequestException("back-off step " + step + "ms must be between 1ms and limits.maxDelay ("
+                        + limits.maxDelay().toMillis() + "ms)");
+            }
+        }
+        if (p.getMaxDeliveries() < 0 || p.getMaxDeliveries() > MAX_DELIVERIES) {
+            throw new InvalidRequestException("max deliveries " + p.getMaxDeliveries() + " must be between 0 (unlimited) and "
+                    + MAX_DELIVERIES);
+        }
+        if (!p.getDeadLetterTopic().isEmpty()) {
+            validateTopic(p.getDeadLetterTopic());
+            if (p.getDeadLetterTopic().equals(topic)) {
+                throw new InvalidRequestException("the dead-letter topic must not be the group's own topic");
+            }
+        }
+        if (p.getMaxDeliveries() > 0 && p.getDeadLetterTopic().isEmpty()) {
+            throw new InvalidRequestException("max deliveries needs a dead-letter topic (--dead-letter): a message past "
+                    + "the limit is moved there, never dropped");
+        }
+    }
+
     public void validateTopic(String topic) {
         validateName("topic", topic);
     }

@@ -287,6 +287,38 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     }
 
     @Override
+    public void configureGroup(io.hourglass.api.v1.ConfigureGroupRequest r,
+                               StreamObserver<io.hourglass.api.v1.GroupInfo> out) {
+        answer(out, () -> {
+            validator.validateTopic(r.getTopic());
+            if (r.getGroup().isEmpty()) {
+                throw new io.hourglass.core.InvalidRequestException("group must not be empty: a policy belongs to a durable group");
+            }
+            validator.validateGroup(r.getGroup());
+            io.hourglass.core.proto.GroupPolicy.Builder merged = store.groupPolicy(r.getTopic(), r.getGroup())
+                    .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
+                    .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
+            if (r.getSetBackoff()) {
+                merged.clearBackoffMs().addAllBackoffMs(r.getBackoffMsList());
+            }
+            if (r.hasMaxDeliveries()) {
+                merged.setMaxDeliveries(r.getMaxDeliveries());
+            }
+            if (r.hasDeadLetterTopic()) {
+                merged.setDeadLetterTopic(r.getDeadLetterTopic());
+            }
+            io.hourglass.core.proto.GroupPolicy policy = merged.build();
+            validator.validateGroupPolicy(r.getTopic(), policy);
+            replicator.propose(QueueCommands.configureGroup(r.getTopic(), r.getGroup(),
+                    r.getSetBackoff() ? r.getBackoffMsList() : null,
+                    r.hasMaxDeliveries() ? r.getMaxDeliveries() : null,
+                    r.hasDeadLetterTopic() ? r.getDeadLetterTopic() : null)).join();
+            return io.hourglass.api.v1.GroupInfo.newBuilder().setGroup(r.getGroup()).addAllBackoffMs(policy.getBackoffMsList())
+                    .setMaxDeliveries(policy.getMaxDeliveries()).setDeadLetterTopic(policy.getDeadLetterTopic()).build();
+        });
+    }
+
+    @Override
     public void listConsumers(ListConsumersRequest r, StreamObserver<ListConsumersResponse> out) {
         leader(out, s -> s.listConsumers(r), () -> {
             ListConsumersResponse.Builder b = ListConsumersResponse.newBuilder();

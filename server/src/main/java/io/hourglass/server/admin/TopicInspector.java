@@ -101,8 +101,11 @@ final class TopicInspector {
         }
         List<GroupInfo> out = new ArrayList<>();
         for (String g : t.getGroupsList()) {
-            out.add(GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))
-                    .setConsumers(live.getOrDefault(g, 0)).build());
+            GroupInfo.Builder info = GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))
+                    .setConsumers(live.getOrDefault(g, 0));
+            store.groupPolicy(topic, g).ifPresent(p -> info.addAllBackoffMs(p.getBackoffMsList())
+                    .setMaxDeliveries(p.getMaxDeliveries()).setDeadLetterTopic(p.getDeadLetterTopic()));
+            out.add(info.build());
         }
         return out;
     }

@@ -155,6 +155,52 @@ class SchedulingTest {
         }
     }
 
+    /**
+     * A group with max deliveries 3: two deliveries NACKed (with a delay, so the test can stop the
+     * leader between them), the leader stopped once the count of 2 is replicated, the third delivery
+     * from the next leader carries attempt 3, and the message then moves to the dead-letter topic
+     * with headers naming its past, never delivered a fourth time.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE - 2)
+    void deliveryCountsAndTheDeadLetterMoveSurviveALeaderStop() {
+        TestNode leader = cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            io.hourglass.api.v1.GroupInfo policy = client.admin().configureGroup("dl-t", "g", List.of(), 3, "dl-t.dlq");
+            assertEquals(3, policy.getMaxDeliveries());
+            List<Integer> attempts = new CopyOnWriteArrayList<>();
+            List<io.hourglass.client.ReceivedMessage> dead = new CopyOnWriteArrayList<>();
+            try (Subscription s = client.subscribe("dl-t", "g", (m, ctx) -> {
+                attempts.add(m.attempt());
+                ctx.nack(Duration.ofSeconds(2));
+            }); Subscription d = client.subscribe("dl-t.dlq", "ops", (m, ctx) -> {
+                dead.add(m);
+                ctx.ack();
+            })) {
+                PublishResult poison = client.publish(Message.of("dl-t", "poison"));
+                io.hourglass.core.storage.EventKey key = io.hourglass.core.storage.EventKey.fromHex(poison.id());
+                await().atMost(WAIT).until(() -> attempts.size() >= 2);
+                TestNode follower = cluster.followers().get(0);
+                await("the count of 2 is replicated").atMost(WAIT)
+                        .until(() -> follower.node().store().deliveryCount(key, "g") >= 2);
+                leader.stop();
+                cluster.awaitLeaderOtherThan(leader, WAIT);
+                await("moved to the dead-letter topic").atMost(WAIT).until(() -> dead.size() == 1);
+                assertEquals(List.of(1, 2, 3), attempts, "attempt numbers continue across the failover, none past 3");
+                io.hourglass.client.ReceivedMessage moved = dead.get(0);
+                assertEquals("poison", moved.payloadUtf8());
+                assertEquals(Map.of("hourglass-dead-letter-topic", "dl-t", "hourglass-dead-letter-group", "g",
+                        "hourglass-dead-letter-id", poison.id(), "hourglass-dead-letter-deliveries", "3",
+                        "hourglass-dead-letter-reason", "nack"), moved.headers());
+            }
+            InvalidRequestException refused = assertThrows(InvalidRequestException.class,
+                    () -> client.admin().configureGroup("dl-t", "h", null, 5, null));
+            assertTrue(refused.getMessage().contains("needs a dead-letter topic"), refused.getMessage());
+        } finally {
+            leader.startAgain();
+        }
+    }
+
     /** Second to last: it stops the leader. */
     @Test
     @Order(Integer.MAX_VALUE - 1)
