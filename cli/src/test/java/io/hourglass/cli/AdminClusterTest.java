@@ -225,6 +225,34 @@ class AdminClusterTest {
     }
 
     @Test
+    void groupConfigureSetsMergesAndListsAPolicyAndRefusesBadInput() throws Exception {
+        JsonNode set = json("group", "configure", "policed", "workers", "--backoff", "1s,5s,30s").get(0);
+        assertEquals("1s,5s,30s", set.get("backoff").asText());
+        assertEquals(0, set.get("max_deliveries").asInt());
+        JsonNode merged = json("group", "configure", "policed", "workers", "--max-deliveries", "4",
+                "--dead-letter", "policed.dlq").get(0);
+        assertEquals("1s,5s,30s", merged.get("backoff").asText(), "a setting not given is kept");
+        assertEquals(4, merged.get("max_deliveries").asInt());
+        assertEquals("policed.dlq", merged.get("dead_letter").asText());
+        JsonNode listed = json("group", "list", "policed").get(0);
+        assertEquals("workers", listed.get("group").asText());
+        assertEquals("1s,5s,30s", listed.get("backoff").asText());
+        assertEquals(4, listed.get("max_deliveries").asInt());
+
+        Cli.Result badStep = run("group", "configure", "policed", "workers", "--backoff", "1s,soon");
+        assertEquals(ExitCodes.USAGE, badStep.exitCode());
+        assertTrue(badStep.err().contains("'soon' is not a duration"), badStep.err());
+        Cli.Result nothing = run("group", "configure", "policed", "workers");
+        assertEquals(ExitCodes.USAGE, nothing.exitCode());
+        Cli.Result noDeadLetter = run("group", "configure", "policed", "others", "--max-deliveries", "2");
+        assertEquals(ExitCodes.INVALID_REQUEST, noDeadLetter.exitCode());
+        assertTrue(noDeadLetter.err().contains("needs a dead-letter topic"), noDeadLetter.err());
+        assertEquals(1, noDeadLetter.err().strip().lines().count(), "one line: " + noDeadLetter.err());
+        Cli.Result self = run("group", "configure", "policed", "workers", "--dead-letter", "policed");
+        assertEquals(ExitCodes.INVALID_REQUEST, self.exitCode(), self.err());
+    }
+
+    @Test
     void cancelThroughEachNodeWinsForAPendingMessageAndExits5ForOneAlreadyDelivered() throws Exception {
         for (TestNode node : cluster.running()) {
             Cli.Result published = Cli.runWith(ClientFactory.grpc(), "", "--servers", node.target(), "--output", "json",
