@@ -243,6 +243,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             long now = clock.millis();
             if (delayMs <= 0) { // the group's back-off, if it has one
                 long at = dispatcher.retry(tag, c.recipient(), c.topic(), now);
+                dispatcher.proposeMoves();
                 if (at > now) {
                     armTimer(at);
                 } else {

@@ -111,6 +111,10 @@ final class Dispatcher {
      * delayed NACK. Returns when it will be offered again (now or later).
      */
     long retry(EventKey key, Recipient recipient, String topic, long now) {
+        if (recipient instanceof Recipient.Group g && deadLetters != null && limitReached(topic, g, key,
+                inFlight.attempt(key, g) + 1)) {
+            return now; // the delivery that came back was the last one allowed: moved now, not at the next offer
+        }
         long wait = backoffMs(key, recipient, topic);
         if (wait <= 0) {
             redeliver(key, recipient, topic);
@@ -134,6 +138,13 @@ final class Dispatcher {
         }
         int failed = Math.max(1, inFlight.attempt(key, recipient));
         return steps.get(Math.min(failed, steps.size()) - 1);
+    }
+
+    /** Proposes the dead-letter moves decided outside a pass (a NACK's {@link #retry}). */
+    void proposeMoves() {
+        if (deadLetters != null) {
+            deadLetters.proposeQueued();
+        }
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
@@ -322,7 +333,11 @@ final class Dispatcher {
      * passes a limit of at least one), so the policy costs nothing on the first pass.
      */
     private boolean reachedLimit(String topic, Recipient.Group g, EventKey key) {
-        int next = inFlight.nextAttempt(key, g);
+        return limitReached(topic, g, key, inFlight.nextAttempt(key, g));
+    }
+
+    /** Whether delivery number {@code next} would pass {@code g}'s limit; then the move is queued. */
+    private boolean limitReached(String topic, Recipient.Group g, EventKey key, int next) {
         if (next <= 1) {
             return false;
         }

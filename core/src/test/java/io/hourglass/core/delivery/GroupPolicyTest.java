@@ -168,6 +168,32 @@ class GroupPolicyTest {
     }
 
     @Test
+    void aNackOfTheLastAllowedDeliveryMovesTheMessageAtOnceWithoutAnotherPass() {
+        configure("g", null, 1, "dlq");
+        var c = f.subscribe("t", "g");
+        EventKey key = f.publish("t", 0, 0, "m").get(0);
+        f.engine.dispatchOnce();
+        f.engine.nack(c.consumer, c.drain().get(0).tag());
+        assertTrue(f.store.message(key).isEmpty(), "moved when the NACK came, not when a consumer next has room");
+        assertEquals(1, f.engine.metrics().deadLettered.sum());
+    }
+
+    @Test
+    void aTimedOutLastDeliveryMovesTooWithTheReasonTimeout() {
+        configure("g", null, 1, "dlq");
+        var c = f.subscribe("t", "g");
+        EventKey key = f.publish("t", 0, 0, "m").get(0);
+        f.engine.dispatchOnce();
+        c.drain();
+        f.advance(DeliveryFixture.config(1024, 16).inFlightTimeout());
+        f.engine.dispatchOnce();
+        assertTrue(f.store.message(key).isEmpty());
+        var dead = f.subscribe("dlq", "ops");
+        f.engine.dispatchOnce();
+        assertEquals("timeout", dead.drain().get(0).message().getHeadersMap().get(QueueApplier.DEAD_LETTER_REASON));
+    }
+
+    @Test
     void aDeadLetterOfOneGroupLeavesTheMessageToTheOthers() {
         configure("g", null, 1, "dlq");
         var g = f.subscribe("t", "g");
@@ -211,9 +237,8 @@ class GroupPolicyTest {
         var c = f.subscribe("t", "g");
         EventKey key = f.publish("t", 0, 0, "m").get(0);
         f.engine.dispatchOnce();
-        f.engine.nack(c.consumer, c.drain().get(0).tag());
         f.replicator.failNext(1);
-        f.engine.dispatchOnce();
+        f.engine.nack(c.consumer, c.drain().get(0).tag());
         assertFalse(f.store.message(key).isEmpty(), "the move did not commit");
         f.engine.dispatchOnce(); // offered again: moved this time
         assertTrue(f.store.message(key).isEmpty());
