@@ -86,6 +86,12 @@ final class PublishCommand implements Callable<Integer> {
                     + "id it replaced (null: none). Not with --count.")
     private String key;
 
+    @Option(names = "--every", paramLabel = "D", converter = DurationConverter.Positive.class,
+            description = "With --key: the message recurs every D (at least 1s), each firing its own message, until "
+                    + "'hourglass cancel TOPIC --key K'; the first firing after --delay, or after D without one. A "
+                    + "firing missed while no leader ran is skipped, not caught up.")
+    private java.time.Duration every;
+
     @Option(names = {"-q", "--quiet"}, description = "Print no records (e.g. when measuring throughput).")
     private boolean quiet;
 
@@ -102,6 +108,10 @@ final class PublishCommand implements Callable<Integer> {
         if (key != null && count != null) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--key and --count do not go together: each message would replace the one before");
+        }
+        if (every != null && key == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--every needs --key: a recurring message is cancelled by its key");
         }
         if (key != null && key.isEmpty()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--key must not be empty");
@@ -170,7 +180,8 @@ final class PublishCommand implements Callable<Integer> {
 
     private Message message(byte[] body) {
         try {
-            return Message.builder(topic).payload(body).headers(headers).delay(delay).ttl(ttl).key(key).build();
+            return Message.builder(topic).payload(body).headers(headers).delay(delay).ttl(ttl).key(key).every(every)
+                    .build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
         }

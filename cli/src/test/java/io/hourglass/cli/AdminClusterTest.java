@@ -225,6 +225,19 @@ class AdminClusterTest {
     }
 
     @Test
+    void publishEveryRecursUntilCancelledByItsKeyAndRefusesBadInput() throws Exception {
+        JsonNode published = json("publish", "ticks", "tick", "--key", "cron", "--every", "1h", "--delay", "1h").get(0);
+        assertTrue(published.get("replaced").isNull());
+        assertEquals("cancelled", json("cancel", "ticks", "--key", "cron").get(0).get("outcome").asText());
+        Cli.Result noKey = run("publish", "ticks", "tick", "--every", "1h");
+        assertEquals(ExitCodes.USAGE, noKey.exitCode());
+        assertTrue(noKey.err().contains("--every needs --key"), noKey.err());
+        Cli.Result tooFast = run("publish", "ticks", "tick", "--key", "fast", "--every", "500ms");
+        assertEquals(ExitCodes.INVALID_REQUEST, tooFast.exitCode(), tooFast.err());
+        assertTrue(tooFast.err().contains("between 1s"), tooFast.err());
+    }
+
+    @Test
     void groupConfigureSetsMergesAndListsAPolicyAndRefusesBadInput() throws Exception {
         JsonNode set = json("group", "configure", "policed", "workers", "--backoff", "1s,5s,30s").get(0);
         assertEquals("1s,5s,30s", set.get("backoff").asText());

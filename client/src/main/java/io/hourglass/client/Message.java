@@ -22,9 +22,11 @@ import java.util.Objects;
  * @param producerId an optional producer identifier stored with the message; empty if none
  * @param key an optional schedule key: publishing with the key of a message still pending in the
  *     topic replaces that message (payload, headers, delay, TTL); empty if none
+ * @param every with a key: the message recurs, firing every this long (at least 1 s) until cancelled
+ *     by its key, the first time after {@code delay}, or after one period without a delay; zero = once
  */
 public record Message(String topic, byte[] payload, Map<String, String> headers, Duration delay,
-                      Duration ttl, String producerId, String key) {
+                      Duration ttl, String producerId, String key, Duration every) {
 
     public Message {
         if (topic == null || topic.isBlank()) {
@@ -42,6 +44,19 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
         }
         producerId = producerId == null ? "" : producerId;
         key = key == null ? "" : key;
+        every = every == null ? Duration.ZERO : every;
+        if (every.isNegative()) {
+            throw new IllegalArgumentException("every must not be negative: " + every);
+        }
+        if (!every.isZero() && key.isEmpty()) {
+            throw new IllegalArgumentException("a recurring message (every) needs a key: it is cancelled by its key");
+        }
+    }
+
+    /** A message that does not recur. */
+    public Message(String topic, byte[] payload, Map<String, String> headers, Duration delay, Duration ttl,
+                   String producerId, String key) {
+        this(topic, payload, headers, delay, ttl, producerId, key, Duration.ZERO);
     }
 
     /** A message without a schedule key. */
@@ -64,19 +79,19 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
         return o instanceof Message m
                 && topic.equals(m.topic) && Arrays.equals(payload, m.payload)
                 && headers.equals(m.headers) && delay.equals(m.delay) && ttl.equals(m.ttl)
-                && producerId.equals(m.producerId) && key.equals(m.key);
+                && producerId.equals(m.producerId) && key.equals(m.key) && every.equals(m.every);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(topic, Arrays.hashCode(payload), headers, delay, ttl, producerId, key);
+        return Objects.hash(topic, Arrays.hashCode(payload), headers, delay, ttl, producerId, key, every);
     }
 
     @Override
     public String toString() {
         return "Message[topic=" + topic + ", payload=" + payload.length + " bytes, headers="
                 + headers + ", delay=" + delay + ", ttl=" + ttl + ", producerId=" + producerId
-                + (key.isEmpty() ? "" : ", key=" + key) + "]";
+                + (key.isEmpty() ? "" : ", key=" + key) + (every.isZero() ? "" : ", every=" + every) + "]";
     }
 
     /** Builds a {@link Message}; not thread-safe. */
@@ -88,6 +103,7 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
         private Duration ttl = Duration.ZERO;
         private String producerId = "";
         private String key = "";
+        private Duration every = Duration.ZERO;
 
         private Builder(String topic) {
             this.topic = topic;
@@ -134,9 +150,15 @@ public record Message(String topic, byte[] payload, Map<String, String> headers,
             return this;
         }
 
+        /** The period of a recurring message (see {@link Message#every()}); needs a {@link #key}. */
+        public Builder every(Duration value) {
+            this.every = value;
+            return this;
+        }
+
         /** @throws IllegalArgumentException if a value is invalid */
         public Message build() {
-            return new Message(topic, payload, headers, delay, ttl, producerId, key);
+            return new Message(topic, payload, headers, delay, ttl, producerId, key, every);
         }
     }
 }

@@ -19,6 +19,7 @@ final class ProtoCodec {
                 .setDelayMs(message.delay().toMillis())
                 .setTtlMs(message.ttl().toMillis())
                 .setKey(message.key())
+                .setEveryMs(message.every().toMillis())
                 // Every message gets an id the broker deduplicates on, so a retried publish whose
                 // first attempt did commit (a failover, a lost answer) stores the message once.
                 .setProducerId(message.producerId().isEmpty() ? java.util.UUID.randomUUID().toString()

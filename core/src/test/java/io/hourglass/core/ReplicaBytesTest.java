@@ -48,9 +48,10 @@ class ReplicaBytesTest {
      * SHA-256 of {@link #script} as applied at the time the test was written; changed on purpose
      * with the {@code keys} and {@code deferred} column families, and the keyed publishes and
      * deferrals at the script's end (DESIGN §9); again with the {@code deliveries} column family,
-     * a group policy, a delivery count and a dead-letter move.
+     * a group policy, a delivery count and a dead-letter move; again with the {@code recurring} column
+     * family, a recurring publish and its firing.
      */
-    static final String GOLDEN = "c4dc6541d58bf9a8b5fab9b46eb00c60271a035e40856b879d91da62fa4ac390";
+    static final String GOLDEN = "d8a61f20bb412ce156096f03ead256a5ee58a733186e25d681856013c0e5c376";
     private static final long WINDOW_MS = 15 * 60_000;
 
     @Test
@@ -60,7 +61,7 @@ class ReplicaBytesTest {
             script(new StateApplier(b, new RoomApplier(b), new SecurityApplier(new SecurityRecords(b))));
             EventStore.Digest da = a.digest();
             assertEquals(da, b.digest());
-            assertEquals(new TermIndex(3, 28), da.applied());
+            assertEquals(new TermIndex(3, 30), da.applied());
             assertEquals(GOLDEN, da.sha256());
         }
     }
@@ -126,6 +127,11 @@ class ReplicaBytesTest {
         ApplyResult moved = apply.run(io.hourglass.core.command.QueueCommands.deadLetter(keyed, "g1", "t.dlq", 3, "nack")
                 .toBuilder(), later + 17);
         assertEquals(1, moved.published().size(), "the dead-lettered copy");
+        ApplyResult recurring = apply.run(Command.newBuilder().setPut(PutCmd.newBuilder()
+                .addMessages(message("t", "tick", 0, 0, "").toBuilder().setKey("r").setEveryMs(5_000))), later + 18);
+        ApplyResult fired = apply.run(io.hourglass.core.command.QueueCommands.fire(recurring.published()).toBuilder(),
+                later + 18 + 5_001);
+        assertEquals(1, fired.published().size(), "re-armed");
     }
 
     private static Command.Builder security(SecurityCmd.Builder cmd) {

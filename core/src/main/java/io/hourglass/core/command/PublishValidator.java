@@ -140,6 +140,23 @@ public final class PublishValidator {
         }
     }
 
+    /** The shortest period of a recurring message. */
+    public static final long MIN_EVERY_MS = 1_000;
+
+    /** A recurring message: needs a key (its cancel handle), a period of 1 s to limits.maxDelay. */
+    private void validateEvery(String where, NewMessage m) {
+        if (m.getEveryMs() == 0) {
+            return;
+        }
+        if (m.getKey().isEmpty()) {
+            throw new InvalidRequestException(where + "a recurring message (every) needs a key: it is cancelled by its key");
+        }
+        if (m.getEveryMs() < MIN_EVERY_MS || m.getEveryMs() > limits.maxDelay().toMillis()) {
+            throw new InvalidRequestException(where + "every " + m.getEveryMs() + "ms must be between 1s and limits.maxDelay ("
+                    + limits.maxDelay().toMillis() + "ms)");
+        }
+    }
+
     /** UTF-8 length without encoding: a request is measured before anything is copied. */
     private static long utf8Length(String s) {
         long n = 0;
@@ -197,6 +214,7 @@ public final class PublishValidator {
             validateHeaders(where, m);
             validateProducerId(where, m.getProducerId());
             validateKey(where, m.getKey());
+            validateEvery(where, m);
             int size = m.getSerializedSize();
             if (size > limits.maxMessageBytes()) {
                 throw new InvalidRequestException(where + "the message is " + size + " bytes with its headers and ids; "

@@ -43,7 +43,8 @@ public final class QueueApplier implements CommandApplier {
     public Set<Command.BodyCase> kinds() {
         return EnumSet.of(Command.BodyCase.PUT, Command.BodyCase.DELETE_BATCH, Command.BodyCase.REGISTER_GROUP,
                 Command.BodyCase.DELETE_GROUP, Command.BodyCase.PURGE_TOPIC, Command.BodyCase.DELETE_MESSAGE,
-                Command.BodyCase.DEFER, Command.BodyCase.CONFIGURE_GROUP, Command.BodyCase.DEAD_LETTER);
+                Command.BodyCase.DEFER, Command.BodyCase.CONFIGURE_GROUP, Command.BodyCase.DEAD_LETTER,
+                Command.BodyCase.FIRE);
     }
 
     @Override
@@ -72,6 +73,7 @@ public final class QueueApplier implements CommandApplier {
             case DELETE_MESSAGE -> applyDeleteMessage(batch, command.getDeleteMessage(), stamp, position);
             case CONFIGURE_GROUP -> applyConfigureGroup(batch, command.getConfigureGroup(), stamp, position);
             case DEAD_LETTER -> applyDeadLetter(batch, command.getDeadLetter(), stamp, position);
+            case FIRE -> applyFire(batch, command.getFire(), stamp, position);
             case DEFER -> {
                 for (io.hourglass.core.proto.Deferral d : command.getDefer().getDeferralsList()) {
                     if (d.getEventKey().size() != EventKey.LENGTH) {
@@ -120,7 +122,7 @@ public final class QueueApplier implements CommandApplier {
                     continue;
                 }
             }
-            long dueAt = stamp + m.getDelayMs();
+            long dueAt = stamp + (m.getEveryMs() > 0 && m.getDelayMs() == 0 ? m.getEveryMs() : m.getDelayMs());
             EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
             if (!pid.isEmpty()) {
                 producerIds.remember(batch, pid, key, stamp);
@@ -135,12 +137,13 @@ public final class QueueApplier implements CommandApplier {
                     .setExpiresAtMs(m.getTtlMs() > 0 ? dueAt + m.getTtlMs() : 0)
                     .setProducerId(m.getProducerId())
                     .setKey(m.getKey())
+                    .setEveryMs(m.getEveryMs())
                     .build();
             replacements.replace(stored); // before the put: the key's entry then names the new message
             batch.putMessage(key, stored);
             replacements.stored(key, stored);
             keys.add(key);
-            due |= m.getDelayMs() == 0;
+            due |= dueAt <= stamp;
         }
         return replacements.any()
                 ? new ApplyResult(position, stamp, keys, due, replacements.deleted(), List.of(), List.of(replacements))
@@ -154,6 +157,7 @@ public final class QueueApplier implements CommandApplier {
      */
     private ApplyResult applyDeletes(StoreBatch batch, DeleteBatchCmd cmd, long stamp, TermIndex position) {
         List<EventKey> deleted = new ArrayList<>();
+        List<EventKey> rearmed = new ArrayList<>();
         List<ApplyResult.Receipt> receipts = new ArrayList<>();
         Set<EventKey> gone = new HashSet<>();
         Map<EventKey, Set<String>> receiptsInBatch = new HashMap<>();
@@ -185,6 +189,7 @@ public final class QueueApplier implements CommandApplier {
                 batch.deleteMessage(key, m);
                 gone.add(key);
                 deleted.add(key);
+                fireOnRemoval(batch, key, m, stamp, position, rearmed.size()).ifPresent(rearmed::add);
             }
         }
         for (io.hourglass.core.proto.DeliveryCount c : cmd.getCountsList()) {
@@ -201,7 +206,7 @@ public final class QueueApplier implements CommandApplier {
                 batch.putDeliveryCount(key, c.getGroup(), c.getDeliveries());
             }
         }
-        return new ApplyResult(position, stamp, List.of(), false, deleted, receipts);
+        return new ApplyResult(position, stamp, rearmed, false, deleted, receipts);
     }
 
     /** Makes the group durable and merges the command's fields into its stored policy. */
@@ -227,6 +232,56 @@ public final class QueueApplier implements CommandApplier {
         batch.putGroupPolicy(cmd.getTopic(), cmd.getGroup(),
                 policy.equals(io.hourglass.core.proto.GroupPolicy.getDefaultInstance()) ? null : policy);
         return ApplyResult.unchanged(position, stamp);
+    }
+
+    /**
+     * Recurring messages that fell due: each leaves the index of those to fire and stays stored as
+     * this firing's message; its next firing is stored under the same key, due at the first
+     * {@code due + k·every} after the stamp (a firing missed while no leader ran is skipped, not
+     * caught up), with the stamp as its enqueue time and a TTL as long as the first one's. A key
+     * fired already, replaced or cancelled meanwhile changes nothing.
+     */
+    private ApplyResult applyFire(StoreBatch batch, io.hourglass.core.proto.FireCmd cmd, long stamp, TermIndex position) {
+        List<EventKey> armed = new ArrayList<>();
+        int i = 0;
+        for (com.google.protobuf.ByteString b : cmd.getEventKeysList()) {
+            if (b.size() != EventKey.LENGTH || i >= EventKey.MAX_MESSAGES_PER_ENTRY) {
+                continue;
+            }
+            EventKey key = EventKey.fromBytes(b.toByteArray());
+            Optional<StoredMessage> stored = store.message(key);
+            if (stored.isEmpty() || stored.get().getEveryMs() <= 0 || !store.armed(key, stored.get())
+                    || stored.get().getDueAtMs() > stamp) {
+                continue;
+            }
+            batch.fired(key, stored.get());
+            armed.add(rearm(batch, stored.get(), stamp, position, i++));
+        }
+        return armed.isEmpty() ? ApplyResult.unchanged(position, stamp)
+                : new ApplyResult(position, stamp, armed, false, List.of(), List.of());
+    }
+
+    /** Stores the next firing of recurring message {@code m} (see {@link #applyFire}); returns its key. */
+    private static EventKey rearm(StoreBatch batch, StoredMessage m, long stamp, TermIndex position, int slot) {
+        long every = m.getEveryMs();
+        long next = m.getDueAtMs() + every * (Math.max(0, stamp - m.getDueAtMs()) / every + 1);
+        long ttl = m.getExpiresAtMs() > 0 ? m.getExpiresAtMs() - m.getDueAtMs() : 0;
+        EventKey nextKey = EventKey.of(m.getTopic(), next, position.index(), slot);
+        batch.putMessage(nextKey, m.toBuilder().setEnqueuedAtMs(stamp).setDueAtMs(next)
+                .setExpiresAtMs(ttl > 0 ? next + ttl : 0).setProducerId("").build());
+        return nextKey;
+    }
+
+    /**
+     * A recurring message removed by its consumers (or its TTL) before the leader fired it: it fires
+     * in the same batch, so no firing is lost. A cancel, replace or purge ends the recurrence instead.
+     */
+    private Optional<EventKey> fireOnRemoval(StoreBatch batch, EventKey key, StoredMessage m, long stamp,
+                                            TermIndex position, int slot) {
+        if (m.getEveryMs() <= 0 || !store.armed(key, m)) {
+            return Optional.empty();
+        }
+        return Optional.of(rearm(batch, m, stamp, position, slot));
     }
 
     /** Headers a dead-lettered copy carries (DESIGN §9). */
@@ -273,11 +328,13 @@ public final class QueueApplier implements CommandApplier {
                 .build());
         batch.putReceipt(key, cmd.getGroup());
         List<EventKey> deleted = List.of();
+        List<EventKey> published = new ArrayList<>(List.of(copyKey));
         if (durable.stream().allMatch(g -> g.equals(cmd.getGroup()) || store.hasReceipt(key, g))) {
             batch.deleteMessage(key, m);
             deleted = List.of(key);
+            fireOnRemoval(batch, key, m, stamp, position, 1).ifPresent(published::add);
         }
-        return new ApplyResult(position, stamp, List.of(copyKey), true, deleted,
+        return new ApplyResult(position, stamp, published, true, deleted,
                 List.of(new ApplyResult.Receipt(key, cmd.getGroup())));
     }
 

@@ -119,4 +119,11 @@ public final class QueueCommands {
         }
         return Command.newBuilder().setConfigureGroup(b).build();
     }
+
+    /** Recurring messages that fell due, to be re-armed (see {@code FireCmd}). */
+    public static Command fire(List<io.hourglass.core.storage.EventKey> keys) {
+        io.hourglass.core.proto.FireCmd.Builder b = io.hourglass.core.proto.FireCmd.newBuilder();
+        keys.forEach(k -> b.addEventKeys(ByteString.copyFrom(k.toBytes())));
+        return Command.newBuilder().setFire(b).build();
+    }
 }

@@ -70,6 +70,49 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
         loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
         loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
+        loop.every(FIRE_INTERVAL_MS, this::fireQuietly);
+    }
+
+    /** How often the leader looks for recurring messages that fell due (their period is at least 1 s). */
+    static final long FIRE_INTERVAL_MS = 250;
+    /** Recurring messages whose FireCmd is being replicated (loop only). */
+    private final java.util.Set<EventKey> firing = new java.util.HashSet<>();
+
+    /**
+     * Proposes one FireCmd for the recurring messages that fell due and have not fired (DESIGN §9):
+     * each is re-armed for its next firing at apply time. Returns how many it named.
+     */
+    public int fireDue() {
+        return onLoop(() -> {
+            if (!leading) {
+                return 0;
+            }
+            List<EventKey> due = new ArrayList<>();
+            store.scanRecurringDue(clock.millis(), key -> {
+                if (firing.add(key)) {
+                    due.add(key);
+                }
+                return due.size() < EventKey.MAX_MESSAGES_PER_ENTRY;
+            });
+            if (due.isEmpty()) {
+                return 0;
+            }
+            replicator.propose(QueueCommands.fire(due)).whenComplete((r, e) -> loop.submit(() -> {
+                due.forEach(firing::remove);
+                if (e != null) {
+                    LOG.debug("re-arming {} recurring messages not replicated ({}); tried again", due.size(), e.toString());
+                }
+            }));
+            return due.size();
+        });
+    }
+
+    private void fireQuietly() {
+        try {
+            fireDue();
+        } catch (RuntimeException e) {
+            LOG.error("re-arming recurring messages failed", e);
+        }
     }
 
     /** Starts the loop thread and its timers. */
@@ -121,6 +164,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         deleter.failAll(new NotLeaderException(null));
         inFlight.clear();
         dispatcher.reset();
+        firing.clear();
     }
 
     public boolean isLeading() {

@@ -26,7 +26,7 @@ final class Db {
     private static final Logger LOG = LoggerFactory.getLogger(Db.class);
     /** Column families after the default one, in handle order. */
     static final List<String> COLUMN_FAMILIES = List.of("events", "expiry", "receipts", "meta", "rooms", "dedup",
-            "security", "keys", "deferred", "deliveries");
+            "security", "keys", "deferred", "deliveries", "recurring");
     /** The {@code meta} key of the applied log position, written in every commit's batch. */
     static final byte[] APPLIED_KEY = "applied".getBytes(StandardCharsets.UTF_8);
     /** The state machine's clock: the highest leader stamp applied (see EventStore#clockMs). */
@@ -55,6 +55,8 @@ final class Db {
     final ColumnFamilyHandle deferred;
     /** Deliveries to durable groups not yet acknowledged: {@code event key · group} → count (4 bytes). */
     final ColumnFamilyHandle deliveries;
+    /** Recurring messages not yet fired: {@code due (8 bytes) · event key} → empty. */
+    final ColumnFamilyHandle recurring;
 
     Db(Path dir) throws RocksDBException {
         dbOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
@@ -82,6 +84,7 @@ final class Db {
         keys = handles.get(8);
         deferred = handles.get(9);
         deliveries = handles.get(10);
+        recurring = handles.get(11);
     }
 
     /** The applied position a stored {@code meta} value holds; the initial one when there is none. */

@@ -173,6 +173,16 @@ public final class EventStore implements AutoCloseable {
         queue.scanDeferred(visitor);
     }
 
+    /** Recurring messages due by {@code nowMs} that have not fired yet (leader's re-arm janitor). */
+    public void scanRecurringDue(long nowMs, Predicate<EventKey> visitor) {
+        queue.scanRecurringDue(nowMs, visitor);
+    }
+
+    /** Whether recurring message {@code key} is still to fire. */
+    public boolean armed(EventKey key, StoredMessage message) {
+        return queue.armed(key, message);
+    }
+
     /** Receives one stored delivery count; returns whether to go on. */
     @FunctionalInterface
     public interface CountVisitor {

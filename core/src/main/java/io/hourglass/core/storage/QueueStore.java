@@ -140,6 +140,18 @@ final class QueueStore {
         return store.read((d, snapshot) -> DueRange.scan(d, snapshot, topicHash, from, nowMs, visitor));
     }
 
+    /** Recurring messages not yet fired that are due by {@code nowMs}, in due order. */
+    void scanRecurringDue(long nowMs, Predicate<EventKey> visitor) {
+        byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
+        store.scan(d -> d.recurring, new byte[0], end, (k, v) -> visitor.test(
+                EventKey.fromBytes(Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
+    }
+
+    /** Whether the recurring message is still to fire. */
+    boolean armed(EventKey key, StoredMessage m) {
+        return store.get(d -> d.recurring, StoreKeys.expiryKey(m.getDueAtMs(), key)) != null;
+    }
+
     void scanExpired(long nowMs, Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
         store.scan(d -> d.expiry, new byte[0], end, (k, v) -> visitor.test(

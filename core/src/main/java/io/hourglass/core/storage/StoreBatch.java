@@ -72,6 +72,14 @@ public final class StoreBatch implements AutoCloseable {
         if (!message.getKey().isEmpty()) {
             put(db.keys, StoreKeys.scheduleKey(message.getTopic(), message.getKey()), key.toBytes());
         }
+        if (message.getEveryMs() > 0) {
+            put(db.recurring, StoreKeys.expiryKey(message.getDueAtMs(), key), new byte[0]);
+        }
+    }
+
+    /** A recurring message fired: it leaves the index of those still to fire (it stays stored). */
+    public void fired(EventKey key, StoredMessage message) {
+        delete(db.recurring, StoreKeys.expiryKey(message.getDueAtMs(), key));
     }
 
     /** Removes a message with its expiry entry, its schedule key and all of its receipts. */
@@ -82,7 +90,14 @@ public final class StoreBatch implements AutoCloseable {
             delete(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key));
         }
         if (!message.getKey().isEmpty()) {
-            delete(db.keys, StoreKeys.scheduleKey(message.getTopic(), message.getKey()));
+            byte[] sk = StoreKeys.scheduleKey(message.getTopic(), message.getKey());
+            // A fired recurring message shares its key with the next firing, which the key names now.
+            if (message.getEveryMs() == 0 || java.util.Arrays.equals(store.get(d -> d.keys, sk), k)) {
+                delete(db.keys, sk);
+            }
+        }
+        if (message.getEveryMs() > 0) {
+            delete(db.recurring, StoreKeys.expiryKey(message.getDueAtMs(), key));
         }
         try {
             batch.deleteRange(db.receipts, k, successor(k));

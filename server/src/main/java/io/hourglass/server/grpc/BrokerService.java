@@ -113,7 +113,7 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
         List<NewMessage> messages = new ArrayList<>(request.getMessagesCount());
         for (PublishMessage m : request.getMessagesList()) {
             messages.add(QueueCommands.message(m.getTopic(), m.getPayload(), m.getHeadersMap(), m.getDelayMs(),
-                    m.getTtlMs(), m.getProducerId(), m.getKey()));
+                    m.getTtlMs(), m.getProducerId(), m.getKey()).toBuilder().setEveryMs(m.getEveryMs()).build());
         }
         validator.validateBatch(messages);
         long started = System.nanoTime();

@@ -201,6 +201,40 @@ class SchedulingTest {
         }
     }
 
+    /**
+     * A message recurring every 3 s with the leader stopped after its second firing: the firings
+     * go on from the next leader (the armed one is replicated, never lost), each its own message,
+     * none twice, all on the grid of the first due time.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE - 3)
+    void aRecurringMessageFiresOnAcrossALeaderStopNeverTwice() {
+        TestNode leader = cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            List<io.hourglass.client.ReceivedMessage> firings = new CopyOnWriteArrayList<>();
+            try (Subscription s = client.subscribe("beat", "g", (m, ctx) -> {
+                firings.add(m);
+                ctx.ack();
+            })) {
+                client.publish(Message.builder("beat").payload("tick").key("heart").every(Duration.ofSeconds(3)).build());
+                await().atMost(WAIT).until(() -> firings.size() >= 2);
+                leader.stop();
+                cluster.awaitLeaderOtherThan(leader, WAIT);
+                await("firings go on from the next leader").atMost(WAIT).until(() -> firings.size() >= 4);
+                assertEquals(io.hourglass.client.CancelResult.CANCELLED, client.cancelKey("beat", "heart"));
+            }
+            List<Long> due = firings.stream().map(io.hourglass.client.ReceivedMessage::dueAtMs).toList();
+            assertEquals(due.size(), firings.stream().map(io.hourglass.client.ReceivedMessage::id).distinct().count(),
+                    "each firing is its own message, delivered once: " + due);
+            for (int i = 1; i < due.size(); i++) {
+                long gap = due.get(i) - due.get(i - 1);
+                assertTrue(gap > 0 && gap % 3_000 == 0, "firings on the 3 s grid, none twice: " + due);
+            }
+        } finally {
+            leader.startAgain();
+        }
+    }
+
     /** Second to last: it stops the leader. */
     @Test
     @Order(Integer.MAX_VALUE - 1)
