@@ -58,7 +58,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.loop = new EventLoop("hourglass-delivery", clock, EventLoop.Mode.INLINE_UNTIL_STARTED);
         this.inFlight = new InFlightTracker(config.inFlightTimeout().toMillis());
         this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit,
-                inFlight::takeCounts, inFlight::recount);
+                () -> inFlight.takeCounts(clock.millis() - COUNT_AFTER_MS), inFlight::recount);
         this.hub = new Hub(config.consumerQueueSize(), this::wake);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
         dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic) -> {
@@ -72,6 +72,13 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
         loop.every(FIRE_INTERVAL_MS, this::fireQuietly);
     }
+
+    /**
+     * A group delivery's count is replicated once it is this old and still not acknowledged (DESIGN
+     * §9): quickly acknowledged messages never put a count in the log. A delivery younger than this
+     * when a leader crashes is counted once less by the next leader.
+     */
+    static final long COUNT_AFTER_MS = 1_000;
 
     /** How often the leader looks for recurring messages that fell due (their period is at least 1 s). */
     static final long FIRE_INTERVAL_MS = 250;

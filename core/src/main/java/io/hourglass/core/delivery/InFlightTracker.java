@@ -157,22 +157,28 @@ final class InFlightTracker {
     }
 
     /**
-     * The delivery counts to replicate now: each group delivery made since the last call whose
-     * message the group has not acknowledged (an acknowledged one needs no count). Forgets them;
-     * {@link #recount} puts back those whose replication failed.
+     * The delivery counts to replicate now: each group delivery made since the last call, and no
+     * later than {@code madeByMs}, whose message the group has not acknowledged. Younger ones wait
+     * for a later call, so a message acknowledged within that age (nearly all of them) never costs
+     * a count in the log. Forgets what it returns; {@link #recount} puts back those whose
+     * replication failed. Stops at the first young delivery (the set is in claim order).
      */
-    java.util.List<io.hourglass.core.command.QueueCommands.Count> takeCounts() {
+    java.util.List<io.hourglass.core.command.QueueCommands.Count> takeCounts(long madeByMs) {
         if (uncounted.isEmpty()) {
             return List.of();
         }
-        List<io.hourglass.core.command.QueueCommands.Count> out = new ArrayList<>(uncounted.size());
-        for (Counted c : uncounted) {
+        List<io.hourglass.core.command.QueueCommands.Count> out = new ArrayList<>();
+        for (java.util.Iterator<Counted> it = uncounted.iterator(); it.hasNext(); ) {
+            Counted c = it.next();
             Entry e = entry(c.key(), c.group());
+            if (e != null && e.state == State.HELD && e.sinceMs > madeByMs) {
+                break;
+            }
+            it.remove();
             if (e != null && e.state != State.ACKED) {
                 out.add(new io.hourglass.core.command.QueueCommands.Count(c.key(), c.group().name(), e.attempt));
             }
         }
-        uncounted.clear();
         return out;
     }
 

@@ -108,12 +108,16 @@ class GroupPolicyTest {
         List<Delivery> ds = c.drain();
         f.engine.ack(c.consumer, ds.get(1).tag());
         f.engine.flushDeletes().join();
+        assertEquals(0, f.store.deliveryCount(other.get(0), "g"), "younger than a second: not counted yet");
+        f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
+        f.engine.flushDeletes().join();
         assertEquals(1, f.store.deliveryCount(other.get(0), "g"));
         assertEquals(0, f.store.deliveryCount(other.get(1), "g"), "an acknowledged message needs no count");
 
         f.engine.nack(c.consumer, ds.get(0).tag());
         f.engine.dispatchOnce();
         Delivery again = c.drain().get(0);
+        f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
         f.engine.flushDeletes().join();
         assertEquals(2, f.store.deliveryCount(other.get(0), "g"));
 
@@ -131,6 +135,7 @@ class GroupPolicyTest {
         f.engine.nack(c.consumer, c.drain().get(0).tag());
         f.engine.dispatchOnce();
         assertEquals(2, c.drain().get(0).attempt());
+        f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
         f.engine.flushDeletes().join();
 
         f.engine.setLeading(false);
@@ -217,6 +222,7 @@ class GroupPolicyTest {
         f.engine.nack(c.consumer, c.drain().get(0).tag());
         f.engine.dispatchOnce();
         c.drain(); // the second delivery is out when the leader goes
+        f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
         f.engine.flushDeletes().join();
 
         f.engine.setLeading(false);
