@@ -376,7 +376,15 @@ public final class QueueApplier implements CommandApplier {
         if (message.isEmpty() || !message.get().getTopic().equals(cmd.getTopic())) {
             return ApplyResult.unchanged(position, stamp);
         }
-        batch.deleteMessage(key, message.get());
-        return new ApplyResult(position, stamp, List.of(), false, List.of(key), List.of());
+        StoredMessage m = message.get();
+        batch.deleteMessage(key, m);
+        List<EventKey> deleted = new ArrayList<>(List.of(key));
+        if (cmd.getByKey() && m.getEveryMs() > 0 && !m.getKey().isEmpty()) {
+            store.keyed(m.getTopic(), m.getKey()).filter(next -> !next.equals(key)).ifPresent(next -> {
+                store.message(next).ifPresent(n -> batch.deleteMessage(next, n));
+                deleted.add(next);
+            });
+        }
+        return new ApplyResult(position, stamp, List.of(), false, deleted, List.of());
     }
 }

@@ -56,6 +56,12 @@ public final class QueueCommands {
                 .setTopic(topic).setEventKey(ByteString.copyFrom(key.toBytes()))).build();
     }
 
+    /** {@link #deleteMessage} by a cancel by key: a recurrence re-armed meanwhile ends too. */
+    public static Command deleteKeyed(String topic, io.hourglass.core.storage.EventKey key) {
+        Command c = deleteMessage(topic, key);
+        return c.toBuilder().setDeleteMessage(c.getDeleteMessage().toBuilder().setByKey(true)).build();
+    }
+
     /** A durable group's delayed NACK: it is not offered the message again before {@code untilMs}. */
     public static Command defer(io.hourglass.core.storage.EventKey key, String group, long untilMs) {
         return Command.newBuilder().setDefer(io.hourglass.core.proto.DeferCmd.newBuilder()

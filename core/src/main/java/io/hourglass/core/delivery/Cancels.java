@@ -60,10 +60,16 @@ final class Cancels {
     /** {@link #cancel(String, EventKey)} of the message stored under schedule key {@code key}. */
     CompletableFuture<CancelOutcome> cancelKeyed(String topic, String key) {
         return cancel(topic, () -> store.keyed(topic, key).orElseThrow(() -> new NotFoundException(
-                "topic " + topic + " holds no pending message with key '" + HourglassException.excerpt(key) + "'")));
+                "topic " + topic + " holds no pending message with key '" + HourglassException.excerpt(key) + "'")), true);
     }
 
     private CompletableFuture<CancelOutcome> cancel(String topic, java.util.function.Supplier<EventKey> resolve) {
+        return cancel(topic, resolve, false);
+    }
+
+    /** @param byKey a cancel by key: it also ends a recurrence whose next firing was armed meanwhile */
+    private CompletableFuture<CancelOutcome> cancel(String topic, java.util.function.Supplier<EventKey> resolve,
+                                                    boolean byKey) {
         if (!leading.getAsBoolean()) {
             return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
         }
@@ -77,7 +83,8 @@ final class Cancels {
                 dispatcher.hold(key);
             }
             return new Decision(key, delivered);
-        }).thenCompose(d -> replicator.propose(QueueCommands.deleteMessage(topic, d.key()))
+        }).thenCompose(d -> replicator.propose(byKey ? QueueCommands.deleteKeyed(topic, d.key())
+                        : QueueCommands.deleteMessage(topic, d.key()))
                 .handle((reply, error) -> {
                     loop.submit(() -> {
                         dispatcher.unhold(d.key()); // a no-op once the deletion was applied

@@ -120,6 +120,23 @@ class RecurringTest {
     }
 
     @Test
+    void aCancelByKeyThatRacesTheReArmStillEndsTheRecurrence() {
+        var c = f.subscribe("t", "g");
+        publishEvery(0);
+        f.advance(Duration.ofMillis(EVERY));
+        f.engine.dispatchOnce();
+        c.drain(); // delivered, not re-armed yet: the key still names this firing
+        f.replicator.deferNext();
+        var cancel = f.engine.cancelKeyed("t", "k");
+        assertEquals(1, f.engine.fireDue(), "the leader re-arms before the cancel commits");
+        f.replicator.commitDeferred();
+        assertEquals(CancelOutcome.ALREADY_DELIVERED, cancel.join());
+        assertTrue(f.store.keyed("t", "k").isEmpty(), "the firing armed meanwhile went with it");
+        f.advance(Duration.ofMillis(3 * EVERY));
+        assertEquals(0, f.engine.fireDue());
+    }
+
+    @Test
     void aNewLeaderFiresWhatFellDueUnderTheOldOneOnce() {
         publishEvery(0);
         f.advance(Duration.ofMillis(EVERY));
