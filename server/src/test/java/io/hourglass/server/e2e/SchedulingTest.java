@@ -203,8 +203,8 @@ class SchedulingTest {
 
     /**
      * A message recurring every 3 s with the leader stopped after its second firing: the firings
-     * go on from the next leader (the armed one is replicated, never lost), each its own message,
-     * none twice, all on the grid of the first due time.
+     * go on from the next leader (the armed one is replicated, never lost), each firing one message
+     * (redelivered at least once, never fired twice), all on the grid of the first due time.
      */
     @Test
     @Order(Integer.MAX_VALUE - 3)
@@ -228,12 +228,16 @@ class SchedulingTest {
                 assertThrows(InvalidRequestException.class, () -> client.cancelKey("beat", "heart"),
                         "nothing is armed under the key any more");
             }
-            List<Long> due = firings.stream().map(io.hourglass.client.ReceivedMessage::dueAtMs).toList();
-            assertEquals(due.size(), firings.stream().map(io.hourglass.client.ReceivedMessage::id).distinct().count(),
-                    "each firing is its own message, delivered once: " + due);
+            // At least once: a firing whose ACK the stopped leader had not committed comes again under
+            // its id (CI saw it). A duplicate firing would be a second id for the same grid slot.
+            Map<String, Long> dueById = new java.util.TreeMap<>();
+            firings.forEach(m -> dueById.put(m.id(), m.dueAtMs()));
+            List<Long> due = dueById.values().stream().sorted().toList();
+            assertEquals(due.size(), due.stream().distinct().count(), "one message per firing: " + dueById);
+            assertTrue(due.size() >= 3, "the firings went on: " + dueById);
             for (int i = 1; i < due.size(); i++) {
                 long gap = due.get(i) - due.get(i - 1);
-                assertTrue(gap > 0 && gap % 3_000 == 0, "firings on the 3 s grid, none twice: " + due);
+                assertTrue(gap > 0 && gap % 3_000 == 0, "firings on the 3 s grid: " + dueById);
             }
         } finally {
             leader.startAgain();
