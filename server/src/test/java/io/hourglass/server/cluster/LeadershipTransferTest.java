@@ -74,7 +74,21 @@ class LeadershipTransferTest {
         TestNode to = cluster.followers().get(0);
         long mark = log.mark();
         long transferStarted = System.nanoTime();
-        from.transferLeadershipTo(to, Duration.ofSeconds(20));
+        // Ratis may lose a transfer to a follower a few entries behind on a busy machine (CI: the old
+        // leader won the election it triggered, DIFFERENT_LEADER); the operator asks again, so does
+        // the test, at most three times. What is tested is the consumers following the move.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                from.transferLeadershipTo(to, Duration.ofSeconds(20));
+                break;
+            } catch (IllegalStateException e) {
+                if (attempt == 3 || !e.getMessage().contains("DIFFERENT_LEADER")) {
+                    throw e;
+                }
+                LOG.info("transfer attempt {} lost ({}); asking again", attempt, e.getMessage());
+                await(from.id() + " leads again").atMost(Duration.ofSeconds(30)).until(() -> from.node().isLeader());
+            }
+        }
         await(to.id() + " leads").atMost(Duration.ofSeconds(30)).until(() -> to.node().isLeader());
         LOG.info("leadership moved from {} to {} in {} ms", from.id(), to.id(),
                 (System.nanoTime() - transferStarted) / 1_000_000);
