@@ -46,6 +46,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     private final Hub hub;
     private final Dispatcher dispatcher;
     private final Cancels cancels;
+    private final Recurrences recurrences;
     private volatile boolean leading;
     /** Loop only: a pass is queued; the earliest armed due-time timer. */
     private boolean passQueued;
@@ -67,10 +68,11 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         }, metrics), this::replicateDeferral);
         this.cancels = new Cancels(loop, () -> leading, store, replicator, inFlight, dispatcher, metrics,
                 this::requestPass);
+        this.recurrences = new Recurrences(store, replicator, clock, loop::submit);
         loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
         loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
         loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
-        loop.every(FIRE_INTERVAL_MS, this::fireQuietly);
+        loop.every(Recurrences.FIRE_INTERVAL_MS, this::fireQuietly);
     }
 
     /**
@@ -80,38 +82,12 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
      */
     static final long COUNT_AFTER_MS = 1_000;
 
-    /** How often the leader looks for recurring messages that fell due (their period is at least 1 s). */
-    static final long FIRE_INTERVAL_MS = 250;
-    /** Recurring messages whose FireCmd is being replicated (loop only). */
-    private final java.util.Set<EventKey> firing = new java.util.HashSet<>();
-
     /**
      * Proposes one FireCmd for the recurring messages that fell due and have not fired (DESIGN §9):
      * each is re-armed for its next firing at apply time. Returns how many it named.
      */
     public int fireDue() {
-        return onLoop(() -> {
-            if (!leading) {
-                return 0;
-            }
-            List<EventKey> due = new ArrayList<>();
-            store.scanRecurringDue(clock.millis(), key -> {
-                if (firing.add(key)) {
-                    due.add(key);
-                }
-                return due.size() < EventKey.MAX_MESSAGES_PER_ENTRY;
-            });
-            if (due.isEmpty()) {
-                return 0;
-            }
-            replicator.propose(QueueCommands.fire(due)).whenComplete((r, e) -> loop.submit(() -> {
-                due.forEach(firing::remove);
-                if (e != null) {
-                    LOG.debug("re-arming {} recurring messages not replicated ({}); tried again", due.size(), e.toString());
-                }
-            }));
-            return due.size();
-        });
+        return onLoop(() -> leading ? recurrences.fireDue() : 0);
     }
 
     private void fireQuietly() {
@@ -136,30 +112,10 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         leading = nowLeading;
         loop.submit(nowLeading ? () -> {
             LOG.info("leading: dispatcher, deleter and TTL janitor active");
-            loadDeliveryCounts();
-            loadDeferrals();
+            dispatcher.loadReplicated();
+            armTimer(dispatcher.nextDueMs());
             requestPass();
         } : this::stepDown);
-    }
-
-    /**
-     * A new leader continues the delivery counts its predecessors replicated (DESIGN §9), so attempt
-     * numbers and max deliveries survive failover. O(unacknowledged messages with a count).
-     */
-    private void loadDeliveryCounts() {
-        store.scanDeliveryCounts((key, group, deliveries) -> {
-            inFlight.prior(key, new Recipient.Group(group), deliveries);
-            return true;
-        });
-    }
-
-    /** A new leader waits out the delayed NACKs of durable groups that its predecessors replicated. */
-    private void loadDeferrals() {
-        store.scanDeferred((key, group, until) -> {
-            store.message(key).ifPresent(m -> dispatcher.defer(key, new Recipient.Group(group), m.getTopic(), until));
-            return true;
-        });
-        armTimer(dispatcher.nextDueMs());
     }
 
     private void stepDown() {
@@ -171,7 +127,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         deleter.failAll(new NotLeaderException(null));
         inFlight.clear();
         dispatcher.reset();
-        firing.clear();
+        recurrences.clear();
     }
 
     public boolean isLeading() {
@@ -294,7 +250,6 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             long now = clock.millis();
             if (delayMs <= 0) { // the group's back-off, if it has one
                 long at = dispatcher.retry(tag, c.recipient(), c.topic(), now);
-                dispatcher.proposeMoves();
                 if (at > now) {
                     armTimer(at);
                 } else {

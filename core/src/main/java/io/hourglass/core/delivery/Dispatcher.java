@@ -83,6 +83,22 @@ final class Dispatcher {
         this.metrics = metrics;
     }
 
+    /**
+     * A new leader's start of term: it continues the delivery counts its predecessors replicated (so
+     * attempt numbers and max deliveries survive failover) and waits out their durable groups'
+     * deferrals. O(unacknowledged messages with a count or a deferral).
+     */
+    void loadReplicated() {
+        store.scanDeliveryCounts((key, group, deliveries) -> {
+            inFlight.prior(key, new Recipient.Group(group), deliveries);
+            return true;
+        });
+        store.scanDeferred((key, group, until) -> {
+            store.message(key).ifPresent(m -> defer(key, new Recipient.Group(group), m.getTopic(), until));
+            return true;
+        });
+    }
+
     /** Leadership lost: a new term starts from the replicated state alone. */
     void reset() {
         held.clear();
@@ -113,6 +129,7 @@ final class Dispatcher {
     long retry(EventKey key, Recipient recipient, String topic, long now) {
         if (recipient instanceof Recipient.Group g && deadLetters != null && limitReached(topic, g, key,
                 inFlight.attempt(key, g) + 1)) {
+            deadLetters.proposeQueued(); // never inside a pass's iteration: retries come before it or from a NACK
             return now; // the delivery that came back was the last one allowed: moved now, not at the next offer
         }
         long wait = backoffMs(key, recipient, topic);
@@ -129,22 +146,8 @@ final class Dispatcher {
 
     /** The group's back-off before redelivering after attempt {@link InFlightTracker#attempt}; 0: none. */
     private long backoffMs(EventKey key, Recipient recipient, String topic) {
-        if (!(recipient instanceof Recipient.Group g)) {
-            return 0;
-        }
-        List<Long> steps = store.groupPolicy(topic, g.name()).map(p -> p.getBackoffMsList()).orElse(List.of());
-        if (steps.isEmpty()) {
-            return 0;
-        }
-        int failed = Math.max(1, inFlight.attempt(key, recipient));
-        return steps.get(Math.min(failed, steps.size()) - 1);
-    }
-
-    /** Proposes the dead-letter moves decided outside a pass (a NACK's {@link #retry}). */
-    void proposeMoves() {
-        if (deadLetters != null) {
-            deadLetters.proposeQueued();
-        }
+        return recipient instanceof Recipient.Group g
+                ? BackOff.afterAttempt(store.groupPolicy(topic, g.name()).orElse(null), inFlight.attempt(key, recipient)) : 0;
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
