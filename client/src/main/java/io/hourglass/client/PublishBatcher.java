@@ -269,7 +269,13 @@ final class PublishBatcher {
                 }
             }
             for (List<Pending> batch : toSend) {
-                send(batch).whenComplete((v, e) -> {
+                CompletableFuture<Void> sending = send(batch);
+                synchronized (lock) {
+                    // A batch counts as waiting from when it was handed to the sender, not from when
+                    // this loop chose it: on a busy machine this thread may be descheduled in between.
+                    sentAt.computeIfPresent(batch, (b, at) -> System.nanoTime());
+                }
+                sending.whenComplete((v, e) -> {
                     synchronized (lock) {
                         inFlight--;
                         sentAt.remove(batch);
