@@ -29,7 +29,7 @@ final class GroupCommand implements Callable<Integer> {
 
     @Command(name = "list", mixinStandardHelpOptions = true,
             description = "Print one record per durable group of TOPIC: topic, group, pending (not yet "
-                    + "acknowledged by the group), consumers, backoff, max_deliveries, dead_letter.")
+                    + "acknowledged by the group), consumers, backoff, maxDeliveries, deadLetter.")
     static final class ListGroups implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(
                 Column.text("topic", "TOPIC"),
@@ -37,8 +37,8 @@ final class GroupCommand implements Callable<Integer> {
                 Column.text("pending", "PENDING"),
                 Column.text("consumers", "CONSUMERS"),
                 Column.text("backoff", "BACKOFF"),
-                Column.text("max_deliveries", "MAX_DELIVERIES"),
-                Column.text("dead_letter", "DEAD_LETTER"));
+                Column.text("maxDeliveries", "MAX_DELIVERIES"),
+                Column.text("deadLetter", "DEAD_LETTER"));
 
         @ParentCommand
         private GroupCommand parent;
@@ -68,14 +68,14 @@ final class GroupCommand implements Callable<Integer> {
     static void putPolicy(Map<String, Object> record, io.hourglass.api.v1.GroupInfo g) {
         record.put("backoff", String.join(",", g.getBackoffMsList().stream()
                 .map(ms -> DurationConverter.format(java.time.Duration.ofMillis(ms))).toList()));
-        record.put("max_deliveries", g.getMaxDeliveries());
-        record.put("dead_letter", g.getDeadLetterTopic());
+        record.put("maxDeliveries", g.getMaxDeliveries());
+        record.put("deadLetter", g.getDeadLetterTopic());
     }
 
     @Command(name = "configure", mixinStandardHelpOptions = true,
             description = {"Set the redelivery policy of durable group GROUP of TOPIC (the group is created if "
-                    + "needed); options not given keep their value. Prints topic, group, backoff, max_deliveries, "
-                    + "dead_letter.",
+                    + "needed); options not given keep their value. Prints topic, group, backoff, maxDeliveries, "
+                    + "deadLetter.",
                     "A NACK without a delay, or an in-flight timeout, waits the back-off step of the attempt that "
                     + "failed (the last step repeats). After --max-deliveries deliveries without an ACK the message "
                     + "moves to the --dead-letter topic, with hourglass-dead-letter-{topic,group,id,deliveries,reason} "
@@ -85,8 +85,8 @@ final class GroupCommand implements Callable<Integer> {
                 Column.text("topic", "TOPIC"),
                 Column.text("group", "GROUP"),
                 Column.text("backoff", "BACKOFF"),
-                Column.text("max_deliveries", "MAX_DELIVERIES"),
-                Column.text("dead_letter", "DEAD_LETTER"));
+                Column.text("maxDeliveries", "MAX_DELIVERIES"),
+                Column.text("deadLetter", "DEAD_LETTER"));
 
         @ParentCommand
         private GroupCommand parent;

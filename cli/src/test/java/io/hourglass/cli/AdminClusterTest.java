@@ -241,16 +241,16 @@ class AdminClusterTest {
     void groupConfigureSetsMergesAndListsAPolicyAndRefusesBadInput() throws Exception {
         JsonNode set = json("group", "configure", "policed", "workers", "--backoff", "1s,5s,30s").get(0);
         assertEquals("1s,5s,30s", set.get("backoff").asText());
-        assertEquals(0, set.get("max_deliveries").asInt());
+        assertEquals(0, set.get("maxDeliveries").asInt());
         JsonNode merged = json("group", "configure", "policed", "workers", "--max-deliveries", "4",
                 "--dead-letter", "policed.dlq").get(0);
         assertEquals("1s,5s,30s", merged.get("backoff").asText(), "a setting not given is kept");
-        assertEquals(4, merged.get("max_deliveries").asInt());
-        assertEquals("policed.dlq", merged.get("dead_letter").asText());
+        assertEquals(4, merged.get("maxDeliveries").asInt());
+        assertEquals("policed.dlq", merged.get("deadLetter").asText());
         JsonNode listed = json("group", "list", "policed").get(0);
         assertEquals("workers", listed.get("group").asText());
         assertEquals("1s,5s,30s", listed.get("backoff").asText());
-        assertEquals(4, listed.get("max_deliveries").asInt());
+        assertEquals(4, listed.get("maxDeliveries").asInt());
 
         Cli.Result badStep = run("group", "configure", "policed", "workers", "--backoff", "1s,soon");
         assertEquals(ExitCodes.USAGE, badStep.exitCode());

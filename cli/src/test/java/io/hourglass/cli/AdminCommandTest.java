@@ -254,7 +254,8 @@ class AdminCommandTest {
     void groupListAndDelete() throws Exception {
         admin.groups = List.of(GroupInfo.newBuilder().setGroup("billing").setPending(9).setConsumers(2).build());
         JsonNode record = onlyRecord(run("--output", "json", "group", "list", "orders"));
-        assertEquals("{\"topic\":\"orders\",\"group\":\"billing\",\"pending\":9,\"consumers\":2}", record.toString());
+        assertEquals("{\"topic\":\"orders\",\"group\":\"billing\",\"pending\":9,\"consumers\":2,"
+                + "\"backoff\":\"\",\"maxDeliveries\":0,\"deadLetter\":\"\"}", record.toString());
         assertError(ExitCodes.NOT_FOUND, run("group", "list", "missing"));
 
         JsonNode deleted = onlyRecord(run("--output", "json", "group", "delete", "orders", "billing"));
