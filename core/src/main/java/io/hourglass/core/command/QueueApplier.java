@@ -179,11 +179,13 @@ public final class QueueApplier implements CommandApplier {
                 if (!durable.contains(d.getGroup())) {
                     continue;
                 }
-                batch.putReceipt(key, d.getGroup());
                 receipts.add(new ApplyResult.Receipt(key, d.getGroup()));
                 Set<String> acked = receiptsInBatch.computeIfAbsent(key, k -> new HashSet<>());
                 acked.add(d.getGroup());
                 remove = durable.stream().allMatch(g -> acked.contains(g) || store.hasReceipt(key, g));
+                if (!remove) {
+                    batch.putReceipt(key, d.getGroup()); // a message deleted here needs none
+                }
             }
             if (remove) {
                 batch.deleteMessage(key, m);
@@ -351,7 +353,7 @@ public final class QueueApplier implements CommandApplier {
         batch.putGroupPolicy(topic, group, null);
         List<EventKey> deleted = new ArrayList<>();
         store.scanTopic(topic, (key, m) -> {
-            batch.deleteReceipt(key, group);
+            batch.forgetGroup(key, group);
             if (!groups.isEmpty() && groups.stream().allMatch(g -> store.hasReceipt(key, g))) {
                 batch.deleteMessage(key, m);
                 deleted.add(key);

@@ -99,13 +99,22 @@ public final class StoreBatch implements AutoCloseable {
         if (message.getEveryMs() > 0) {
             delete(db.recurring, StoreKeys.expiryKey(message.getDueAtMs(), key));
         }
-        try {
-            batch.deleteRange(db.receipts, k, successor(k));
-            batch.deleteRange(db.deferred, k, successor(k));
-            batch.deleteRange(db.deliveries, k, successor(k));
-        } catch (RocksDBException e) {
-            throw new StorageException("batch delete failed", e);
+        // Point deletes per durable group, not a range delete per message: receipts, deferrals and
+        // delivery counts are only ever written for a durable group of the message's topic (a group's
+        // deletion removes its own), and every range tombstone made each later iterator over these
+        // column families, the dispatcher's receipts scan among them, and every flush and compaction
+        // re-fragment all of them: 13 % of a leader's CPU at 1 000 msg/s.
+        for (String group : durableGroups(message.getTopic())) {
+            forgetGroup(key, group);
         }
+    }
+
+    /** Removes what group {@code group} recorded of message {@code key}: receipt, deferral, delivery count. */
+    public void forgetGroup(EventKey key, String group) {
+        byte[] rk = StoreKeys.receiptKey(key, group);
+        delete(db.receipts, rk);
+        delete(db.deferred, rk);
+        delete(db.deliveries, rk);
     }
 
     /** Group {@code group} is not offered the message before {@code untilMs} (a delayed NACK). */
@@ -129,10 +138,6 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putReceipt(EventKey key, String group) {
         put(db.receipts, StoreKeys.receiptKey(key, group), new byte[0]);
-    }
-
-    public void deleteReceipt(EventKey key, String group) {
-        delete(db.receipts, StoreKeys.receiptKey(key, group));
     }
 
     public void putPeerAddress(String id, String grpcAddress) {
