@@ -104,8 +104,8 @@ public final class HistoryChecker {
         return fault.has("start") ? fault.num("start") : fault.t();
     }
 
-    /** When a publish call was made: its {@code start}, else (older histories) its {@code t}. */
-    private static long callStart(HistoryEvent publish) {
+    /** When a publish (or cancel) call was made: its {@code start}, else (older histories) its {@code t}. */
+    static long callStart(HistoryEvent publish) {
         return publish.has("start") ? publish.num("start") : publish.t();
     }
 
@@ -117,6 +117,7 @@ public final class HistoryChecker {
         private final CheckReport report;
         private final List<HistoryEvent> faults = new ArrayList<>();
         private final Map<String, HistoryEvent> publishes = new HashMap<>();
+        private final SchedulingRules scheduling;
 
         Run(List<HistoryEvent> events, long tol, long timeout, CheckReport report) {
             this.events = events;
@@ -134,11 +135,13 @@ public final class HistoryChecker {
                     }
                 }
             }
+            scheduling = new SchedulingRules(events, tol, report);
         }
 
         void check() {
             checkTiming();
             checkAfterConfirm();
+            scheduling.check();
             checkLost();
             checkDoubleHold();
             checkRooms();
@@ -204,8 +207,8 @@ public final class HistoryChecker {
                 receivers.computeIfAbsent(topic, k -> new TreeMap<>()).putIfAbsent(receiver(d), Long.MIN_VALUE);
             }
             for (HistoryEvent p : of("publish")) {
-                if (!p.flag("ok") || p.num("expiresAt") > 0) {
-                    continue;
+                if (!p.flag("ok") || p.num("expiresAt") > 0 || scheduling.mayHaveBeenRemoved(p)) {
+                    continue; // may have expired, been cancelled or replaced: rightly never delivered
                 }
                 long due = p.has("dueAt") ? p.num("dueAt") : p.t();
                 if (due > end - tol) {

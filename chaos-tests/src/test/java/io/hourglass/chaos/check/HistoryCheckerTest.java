@@ -199,6 +199,134 @@ final class HistoryCheckerTest {
     }
 
     @Test
+    void aDeliveryAfterACommittedCancelIsReportedAndACancelThatLostOrProvesNothingIsNot() {
+        CheckReport report = check("""
+                {"type":"subscribe","process":"c1","t":-1000,"topic":"k","group":"g1","consumer":"c1"}
+                {"type":"publish","process":"p","t":100,"start":90,"id":"m1","topic":"k","dueAt":300,"expiresAt":0,"ok":true}
+                {"type":"cancel","process":"p","t":500,"start":400,"topic":"k","id":"m1","ok":true,"outcome":"CANCELLED"}
+                {"type":"deliver","process":"c1","t":450,"sentAt":420,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":3010,"sentAt":3000,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":2}
+                {"type":"publish","process":"p","t":110,"start":100,"id":"m2","topic":"k","dueAt":100,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":200,"sentAt":190,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"cancel","process":"p","t":400,"start":300,"topic":"k","id":"m2","ok":true,"outcome":"ALREADY_DELIVERED"}
+                {"type":"deliver","process":"c1","t":1000,"sentAt":350,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":2}
+                {"type":"deliver","process":"c1","t":1100,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":3}
+                {"type":"publish","process":"p","t":120,"start":110,"id":"m3","topic":"k","dueAt":2000,"expiresAt":0,"ok":true}
+                {"type":"cancel","process":"p","t":1500,"start":300,"topic":"k","id":"m3","ok":false,"error":"UNAVAILABLE"}
+                {"type":"deliver","process":"c1","t":2000,"sentAt":2000,"id":"m3","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"publish","process":"p","t":130,"start":120,"id":"m4","topic":"k","dueAt":2000,"expiresAt":0,"ok":true}
+                {"type":"cancel","process":"p","t":800,"start":700,"topic":"k","id":"m4","ok":true,"outcome":"NOT_FOUND"}
+                {"type":"publish","process":"p","t":140,"start":130,"id":"m5","topic":"k","dueAt":2500,"expiresAt":0,"ok":true}
+                {"type":"cancel","process":"p","t":900,"start":800,"topic":"k","id":"m5","ok":true,"outcome":"CANCELLED"}
+                """);
+        // m1 came at 3000 after its cancel won at 500; the copy at 450 went out before (a deposed leader's).
+        // m2's cancel lost: a copy sent before it is fine, one without a send time proves nothing. m3's
+        // cancel failed and m4's found nothing: no proof either. Cancelled and never delivered, m4 and m5
+        // are not lost.
+        assertOnly(report, ViolationClass.AFTER_CANCEL, 1);
+        assertTrue(report.examples(ViolationClass.AFTER_CANCEL).get(0).startsWith("m1 to g1 (consumer c1) sent 3000"),
+                report.render());
+    }
+
+    @Test
+    void aCopySentAfterACancelThatLostIsARedeliveryAndACancelByKeyNamesTheKeysLastMessage() {
+        CheckReport report = check("""
+                {"type":"publish","process":"p","t":110,"start":100,"id":"m2","topic":"k","dueAt":100,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":200,"sentAt":190,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"cancel","process":"p","t":400,"start":300,"topic":"k","id":"m2","ok":true,"outcome":"ALREADY_DELIVERED"}
+                {"type":"deliver","process":"c1","t":5300,"sentAt":5200,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":2}
+                {"type":"publish","process":"p","t":1000,"start":990,"id":"k1","key":"K","topic":"k","dueAt":4000,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":1100,"start":1090,"id":"k2","key":"K","replacedId":"k1","topic":"k","dueAt":4000,"expiresAt":0,"ok":true}
+                {"type":"cancel","process":"p","t":1300,"start":1200,"topic":"k","key":"K","ok":true,"outcome":"CANCELLED"}
+                {"type":"publish","process":"p","t":1400,"start":1390,"id":"k3","key":"K","topic":"k","dueAt":4000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c2","t":4010,"sentAt":4000,"id":"k2","topic":"k","group":"g1","consumer":"c2","attempt":1}
+                {"type":"deliver","process":"c2","t":4020,"sentAt":4005,"id":"k3","topic":"k","group":"g1","consumer":"c2","attempt":1}
+                """);
+        // m2 was sent again at 5200, after the cancel deleted it; the cancel by key at 1200 removed k2
+        // (the key's message then), not k3, published after it.
+        assertOnly(report, ViolationClass.AFTER_CANCEL, 2);
+        assertTrue(report.examples(ViolationClass.AFTER_CANCEL).get(0).contains("m2 to g1 (consumer c1) sent 5200"),
+                report.render());
+        assertTrue(report.examples(ViolationClass.AFTER_CANCEL).get(1).contains("k2 to g1 (consumer c2) sent 4000, "
+                + "received 4010; its cancel by key 'K' answered CANCELLED at 1300"), report.render());
+    }
+
+    @Test
+    void aReplacedMessageDeliveredAfterItsReplacementCommittedIsReported() {
+        String history = """
+                {"type":"subscribe","process":"c1","t":-1000,"topic":"k","group":"g1","consumer":"c1"}
+                {"type":"publish","process":"p","t":100,"start":90,"id":"m1","key":"K","topic":"k","dueAt":1000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":1000,"sentAt":1000,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"publish","process":"p","t":1200,"start":1100,"id":"m2","key":"K","replacedId":"m1","topic":"k","dueAt":3000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":1700,"sentAt":1150,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":2}
+                {"type":"deliver","process":"c1","t":1390,"sentAt":1380,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":3}
+                {"type":"deliver","process":"c1","t":3000,"sentAt":3000,"id":"m2","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"deliver","process":"c1","t":6010,"sentAt":6000,"id":"m1","topic":"k","group":"g1","consumer":"c1","attempt":4}
+                {"type":"publish","process":"p","t":200,"start":190,"id":"m3","key":"J","topic":"k","dueAt":5000,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":300,"start":290,"id":"m4","key":"J","replacedId":"m3","topic":"k","dueAt":5000,"expiresAt":0,"ok":true}
+                {"type":"deliver","process":"c1","t":5000,"sentAt":5000,"id":"m4","topic":"k","group":"g1","consumer":"c1","attempt":1}
+                {"type":"publish","process":"p","t":400,"start":390,"id":"m5","key":"L","topic":"k","dueAt":2000,"expiresAt":0,"ok":true}
+                {"type":"publish","process":"p","t":2500,"start":450,"id":"p-77","key":"L","topic":"k","dueAt":0,"expiresAt":0,"ok":false}
+                """;
+        CheckReport report = check(history);
+        // m1 sent at 1150 (before the replacement committed, received after) and at 1380 (within the
+        // tolerance) are allowed; the in-flight timeout's copy at 6000 is not. The replaced m3 is not
+        // lost, nor is m5, which the unknown publish of its key may have replaced.
+        assertOnly(report, ViolationClass.AFTER_REPLACE, 1);
+        assertTrue(report.examples(ViolationClass.AFTER_REPLACE).get(0).equals(
+                "m1 to g1 (consumer c1) sent 6000, received 6010; replaced by m2 (key 'K') at 1200"), report.render());
+        // Without the unknown publish of key L, nothing could have removed m5: it is lost.
+        CheckReport withoutUnknown = check(without(history, "p-77"));
+        assertEquals(1, withoutUnknown.count(ViolationClass.LOST), withoutUnknown.render());
+        assertTrue(withoutUnknown.examples(ViolationClass.LOST).get(0).startsWith("m5 "), withoutUnknown.render());
+    }
+
+    static final String DEAD_LETTERS = """
+            {"type":"group_config","process":"runner","t":-1000,"topic":"k","group":"dl","maxDeliveries":2,"deadLetter":"k.dlq"}
+            {"type":"subscribe","process":"c","t":-1000,"topic":"k","group":"dl","consumer":"c"}
+            {"type":"subscribe","process":"q","t":-1000,"topic":"k.dlq","group":"dlq","consumer":"q"}
+            {"type":"publish","process":"p","t":100,"start":90,"id":"m1","topic":"k","dueAt":100,"expiresAt":0,"ok":true}
+            {"type":"deliver","process":"c","t":110,"id":"m1","topic":"k","group":"dl","consumer":"c","attempt":1}
+            {"type":"nack","process":"c","t":111,"id":"m1","group":"dl","consumer":"c"}
+            {"type":"deliver","process":"c","t":130,"id":"m1","topic":"k","group":"dl","consumer":"c","attempt":2}
+            {"type":"nack","process":"c","t":131,"id":"m1","group":"dl","consumer":"c"}
+            {"type":"deliver","process":"q","t":200,"id":"x1","topic":"k.dlq","group":"dlq","consumer":"q","attempt":1,"deadLetterTopic":"k","deadLetterGroup":"dl","deadLetterId":"m1"}
+            {"type":"deliver","process":"q","t":300,"id":"x1","topic":"k.dlq","group":"dlq","consumer":"q","attempt":2,"deadLetterTopic":"k","deadLetterGroup":"dl","deadLetterId":"m1"}
+            {"type":"publish","process":"p","t":150,"start":140,"id":"m2","topic":"k","dueAt":150,"expiresAt":0,"ok":true}
+            {"type":"deliver","process":"c","t":160,"id":"m2","topic":"k","group":"dl","consumer":"c","attempt":1}
+            {"type":"nack","process":"c","t":161,"id":"m2","group":"dl","consumer":"c"}
+            {"type":"deliver","process":"c","t":170,"id":"m2","topic":"k","group":"dl","consumer":"c","attempt":2}
+            {"type":"nack","process":"c","t":171,"id":"m2","group":"dl","consumer":"c"}
+            {"type":"publish","process":"p","t":400,"start":390,"id":"m3","topic":"k","dueAt":400,"expiresAt":0,"ok":true}
+            {"type":"deliver","process":"c","t":410,"id":"m3","topic":"k","group":"dl","consumer":"c","attempt":1}
+            {"type":"ack","process":"c","t":411,"id":"m3","group":"dl","consumer":"c"}
+            {"type":"publish","process":"p","t":500,"start":490,"id":"m4","topic":"k","dueAt":600,"expiresAt":0,"ok":true}
+            {"type":"cancel","process":"p","t":700,"start":520,"topic":"k","id":"m4","ok":false,"error":"timeout"}
+            {"type":"publish","process":"p","t":510,"start":500,"id":"m5","topic":"k","dueAt":600,"expiresAt":1600,"ok":true}
+            {"type":"publish","process":"p","t":520,"start":510,"id":"m6","topic":"k","dueAt":9950,"expiresAt":0,"ok":true}
+            {"type":"publish","process":"p","t":530,"start":520,"id":"m7","topic":"elsewhere","dueAt":600,"expiresAt":0,"ok":true}
+            {"type":"fault","process":"nemesis","t":10000,"kind":"kill-leader","node":"n1","start":9000,"end":10000}
+            """;
+
+    @Test
+    void aMessagePastItsGroupsMaxDeliveriesThatNeverReachedTheDeadLetterTopicIsLost() {
+        CheckReport report = check(DEAD_LETTERS);
+        // m2 was NACKed twice and its copy never came. m1's copy came (twice: at least once is fine);
+        // m3 was acked; m4 may have been cancelled; m5 has a TTL; m6 is due after the end; m7 is
+        // another topic's.
+        assertOnly(report, ViolationClass.DEAD_LETTER_LOST, 1);
+        assertEquals("m2 (topic k, published 150, due 150): 2 deliveries to dl, never acked, no copy received from "
+                + "dead-letter topic k.dlq", report.examples(ViolationClass.DEAD_LETTER_LOST).get(0));
+        assertOnly(check(without(DEAD_LETTERS, "\"x1\"")), ViolationClass.DEAD_LETTER_LOST, 2);
+        // A copy of m1 in some other topic is not in the dead-letter topic.
+        assertOnly(check(DEAD_LETTERS.replace("\"id\":\"x1\",\"topic\":\"k.dlq\"", "\"id\":\"x1\",\"topic\":\"k.other\"")),
+                ViolationClass.DEAD_LETTER_LOST, 2);
+        // Without a consumer of the dead-letter topic nothing is provable.
+        assertEquals(0, check(without(without(DEAD_LETTERS, "\"x1\""), "\"k.dlq\",\"group\":\"dlq\""))
+                .violations());
+    }
+
+    @Test
     void aMessageHeldByTwoMembersOfAGroupAtOnceIsReported() {
         CheckReport report = check("""
                 {"type":"publish","process":"p","t":0,"id":"m1","topic":"a","dueAt":0,"expiresAt":0,"ok":true}

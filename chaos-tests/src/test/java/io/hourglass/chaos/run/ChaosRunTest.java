@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Test;
  * A chaos run (issue 7): a cluster of {@code hourglass-server} processes under a seeded fault
  * schedule ({@link Nemesis}: kills of the leader, a node and a majority, leader pause, partitions,
  * a wiped node, membership change, leadership transfer) while the scheduled queue
- * ({@link QueueWorkload}) and lock-step rooms ({@link RoomWorkload}) are in use. Every operation
+ * ({@link QueueWorkload}), its scheduling operations ({@link SchedulingWorkload}: keyed replaces,
+ * cancels, dead letters) and lock-step rooms ({@link RoomWorkload}) are in use. Every operation
  * goes to a JSON-lines history; after healing, every node's state digest is recorded too; then
  * {@link HistoryChecker} judges the history, prints the summary with availability figures, and
  * the run fails on any violation, or when deliveries resumed more than
@@ -140,9 +141,14 @@ final class ChaosRunTest {
         Random workloadRandom = new Random(settings.seed() ^ 0x5DEECE66DL);
         QueueWorkload queue = register(new QueueWorkload(history, servers, workloadRandom, cluster::client));
         RoomWorkload rooms = register(new RoomWorkload(history, servers, workloadRandom, cluster::client));
+        // Its own random: the queue's and the rooms' draws stay what they were for a seed.
+        SchedulingWorkload scheduling = register(new SchedulingWorkload(history, servers,
+                new Random(settings.seed() ^ 0x5C4ED01EL), cluster::client));
         queue.startConsumers();
+        scheduling.startConsumers();
         rooms.startMembers();
         queue.startProducers();
+        scheduling.startProducer();
         rooms.startSender();
 
         HourglassClient admin = register(cluster.client(servers).build());
@@ -154,17 +160,20 @@ final class ChaosRunTest {
         cluster.healEverything();
         cluster.awaitLeader(LEADER_TIMEOUT);
         queue.stopProducers();
+        scheduling.stopProducer();
         rooms.stopSender();
         queue.drain(DRAIN_TIMEOUT);
+        scheduling.drain(DRAIN_TIMEOUT);
         rooms.drain(ROOM_DRAIN_TIMEOUT);
         queue.stopConsumers();
+        scheduling.stopConsumers();
         rooms.close();
         recordDigests(cluster, history);
         history.close();
 
         CheckReport report = new HistoryChecker().checkFile(history.file());
         System.out.println("ChaosRunTest seed " + settings.seed() + ": " + faults.size() + " faults; "
-                + queue.summary() + "; " + rooms.summary());
+                + queue.summary() + "; " + rooms.summary() + "; " + scheduling.summary());
         System.out.println(report.render());
         assertEquals(0, report.violations(), () -> "violations in " + history.file() + " (seed " + settings.seed()
                 + "):\n" + report.render());

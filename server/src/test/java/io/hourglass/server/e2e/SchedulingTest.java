@@ -202,6 +202,49 @@ class SchedulingTest {
     }
 
     /**
+     * A key replaced while its first message is in flight, then the leader stopped: A is held unacked
+     * by a group member when B replaces it (the answer names A); the next leader delivers B and never
+     * A again, not past A's in-flight timeout either (5 s, the default; watched for 8 s from the
+     * takeover, so also past the timeout counted from A's delivery on the old leader).
+     */
+    @Test
+    @Order(Integer.MAX_VALUE - 4)
+    void aKeyReplacedWhileItsFirstMessageIsInFlightStaysReplacedOnTheNextLeader() {
+        TestNode leader = cluster.awaitLeader();
+        try (HourglassClient client = HourglassClient.builder().servers(cluster.targetList()).build()) {
+            List<io.hourglass.client.ReceivedMessage> received = new CopyOnWriteArrayList<>();
+            try (Subscription s = client.subscribe("keyed-inflight", "g", (m, ctx) -> {
+                received.add(m);
+                if (!m.payloadUtf8().equals("A")) {
+                    ctx.ack(); // A stays in flight: never settled
+                }
+            })) {
+                PublishResult a = client.publish(Message.builder("keyed-inflight").key("job").payload("A").build());
+                await("A in flight").atMost(WAIT).until(() -> received.stream().anyMatch(m -> m.id().equals(a.id())));
+                PublishResult b = client.publish(Message.builder("keyed-inflight").key("job").payload("B")
+                        .delay(Duration.ofSeconds(3)).build());
+                assertEquals(a.id(), b.replacedId(), "B replaced A while A was in flight");
+
+                long stoppedAt = System.currentTimeMillis();
+                leader.stop();
+                cluster.awaitLeaderOtherThan(leader, WAIT);
+                await("B from the next leader").atMost(WAIT)
+                        .until(() -> received.stream().anyMatch(m -> m.id().equals(b.id())));
+                io.hourglass.client.ReceivedMessage firstB = received.stream().filter(m -> m.id().equals(b.id()))
+                        .findFirst().orElseThrow();
+                assertTrue(firstB.deliveredAtMs() >= stoppedAt, "B came from the next leader, after the stop");
+                assertEquals("B", firstB.payloadUtf8());
+                await("A never again").during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12))
+                        .until(() -> received.stream().filter(m -> m.id().equals(a.id())).count() == 1);
+            }
+            assertEquals(List.of("A", "B"), received.stream().map(io.hourglass.client.ReceivedMessage::payloadUtf8)
+                    .distinct().toList(), "nothing but A once and B (at least once): " + received);
+        } finally {
+            leader.startAgain();
+        }
+    }
+
+    /**
      * A message recurring every 3 s with the leader stopped after its second firing: the firings
      * go on from the next leader (the armed one is replicated, never lost), each firing one message
      * (redelivered at least once, never fired twice), all on the grid of the first due time.
