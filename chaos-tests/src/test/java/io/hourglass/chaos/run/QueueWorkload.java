@@ -180,7 +180,7 @@ final class QueueWorkload implements AutoCloseable {
         }
     }
 
-    /** Waits (bounded) until every ok publish without TTL reached every receiver of its topic. */
+    /** Waits (bounded) until every ok publish without TTL reached every durable group of its topic. */
     void drain(Duration timeout) {
         try {
             await("consumers drained").atMost(timeout).pollInterval(Duration.ofMillis(250))
@@ -191,11 +191,17 @@ final class QueueWorkload implements AutoCloseable {
         }
     }
 
+    /**
+     * (message, durable group) pairs not received yet. Universal consumers are left out: one receives
+     * only what is pending while it is connected, so after a fault it may rightly never get some
+     * messages (the checker does not ask for them either), and counting them made every run wait
+     * out the whole drain timeout.
+     */
     private long missing() {
         long count = 0;
         for (Map.Entry<String, String> e : expected.entrySet()) {
             for (String receiver : receiversByTopic.get(e.getValue())) {
-                if (!received.contains(receiver + "\u0000" + e.getKey())) {
+                if (!receiver.startsWith("*") && !received.contains(receiver + "\u0000" + e.getKey())) {
                     count++;
                 }
             }
