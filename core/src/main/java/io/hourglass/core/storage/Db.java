@@ -36,6 +36,9 @@ final class Db {
         RocksDB.loadLibrary();
     }
 
+    /** Memtable bloom filter size as a share of the memtable (RocksDB's recommended 0.1 = 10 %). */
+    static final double MEMTABLE_BLOOM_RATIO = 0.1;
+
     final DBOptions dbOptions;
     final ColumnFamilyOptions cfOptions;
     private final BloomFilter bloom;
@@ -65,7 +68,11 @@ final class Db {
         // that have not acknowledged yet — and without a filter each such miss reads an index and a
         // data block of every SST file that could hold it.
         bloom = new BloomFilter(10);
-        cfOptions = new ColumnFamilyOptions().setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(bloom));
+        // The same misses reach the memtable first, where each walked the skip list (the producer-id
+        // lookup alone was 4.5 % of a leader's CPU under publish-and-consume load): a bloom filter
+        // over the memtable's whole keys answers most of them at once.
+        cfOptions = new ColumnFamilyOptions().setTableFormatConfig(new BlockBasedTableConfig().setFilterPolicy(bloom))
+                .setMemtablePrefixBloomSizeRatio(MEMTABLE_BLOOM_RATIO).setMemtableWholeKeyFiltering(true);
         // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
         writeOptions = new WriteOptions().setSync(false);
         List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
