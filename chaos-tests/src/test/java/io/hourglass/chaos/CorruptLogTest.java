@@ -97,8 +97,7 @@ final class CorruptLogTest {
     void anOpenSegmentCutInsideAnEntryIsATornWriteTheNodeRepairs() throws Exception {
         ServerProcess leader = cluster.awaitLeader(LEADER);
         ServerProcess victim = aFollowerWithClosedSegments(leader, 1);
-        victim.kill();
-        Path open = SegmentFiles.of(victim.dataDir()).open().orElseThrow();
+        Path open = killWithEntriesInItsOpenSegment(victim);
         List<SegmentFiles.Frame> frames = SegmentFiles.frames(open);
         SegmentFiles.Frame last = frames.get(frames.size() - 1);
         SegmentFiles.truncate(open, last.offset() + last.length() / 2);
@@ -117,6 +116,30 @@ final class CorruptLogTest {
         System.out.printf("%s cut inside its last entry (%d entries in it): restarted, caught up and ready in %d ms; "
                         + "load %d committed, %d failed %s%n", open.getFileName(), frames.size(), recovered.toMillis(),
                 load.committed(), load.failed(), load.firstErrors());
+    }
+
+    /**
+     * Kills {@code node} with at least one whole entry in its open segment, and returns that segment. The
+     * log rolls to a new segment about every second under this load, so the kill can land just after a
+     * roll, on an open segment with no entry yet; then the node is started again and killed once more.
+     */
+    private static Path killWithEntriesInItsOpenSegment(ServerProcess node) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            await(node.nodeId() + "'s open segment holds entries").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> SegmentFiles.of(node.dataDir()).open().map(SegmentFiles::frames)
+                            .map(f -> f.size() >= 2).orElse(false));
+            node.kill();
+            Path open = SegmentFiles.of(node.dataDir()).open().orElse(null);
+            if (open != null && !SegmentFiles.frames(open).isEmpty()) {
+                return open;
+            }
+            if (attempt == 3) {
+                throw new AssertionError(node.nodeId() + " was killed 3 times just after its log rolled over");
+            }
+            node.start();
+            node.awaitReady(READY);
+        }
     }
 
     /** A follower of {@code leader} once its log has at least {@code segments} closed segments. */
