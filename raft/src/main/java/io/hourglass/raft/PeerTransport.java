@@ -32,12 +32,15 @@ final class PeerTransport implements AutoCloseable {
     final PeerPortGuard guard;
     /** Channels to the peers' Raft ports, for the services served next to Ratis' own. */
     final PeerChannels peers;
+    /** Install notifications sent again to followers stuck in an install ({@link InstallNudgingAppender}). */
+    final java.util.concurrent.atomic.AtomicLong installNudges = new java.util.concurrent.atomic.AtomicLong();
 
     /** @param raftAddressOf a peer's Raft address by id (asked only once the node runs) */
     PeerTransport(RaftConfig config, java.util.function.Function<String, String> raftAddressOf) throws IOException {
         this.tls = config.peerTls() == null ? null : new PemTls("peer", config.peerTls().certFile(),
                 config.peerTls().keyFile(), config.peerTls().caFile(), config.peerTls().reloadEvery(), true);
         this.guard = new PeerPortGuard(config.nodeId(), System::currentTimeMillis);
+        parameters.put(InstallNudgingAppender.NUDGES, installNudges, java.util.concurrent.atomic.AtomicLong.class);
         if (tls != null) {
             GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(tls.keyManager(), tls.trustManager(), true));
             this.clientTls = GrpcSslContexts.forClient().keyManager(tls.keyManager()).trustManager(tls.trustManager()).build();

@@ -16,9 +16,11 @@ public final class RaftCounters {
     private final PeerPortGuard peerGuard;
     private final CheckpointServer checkpointServer;
     private final DiskGuard disk;
+    private final java.util.concurrent.atomic.AtomicLong installNudges;
 
     RaftCounters(LeadershipNotifier leadership, LogWatches watches, Forwarder forwarder, ClockWatch clockWatch,
-                 LeaderExitWatch leaderExit, PeerPortGuard peerGuard, CheckpointServer checkpointServer, DiskGuard disk) {
+                 LeaderExitWatch leaderExit, PeerPortGuard peerGuard, CheckpointServer checkpointServer, DiskGuard disk,
+                 java.util.concurrent.atomic.AtomicLong installNudges) {
         this.leadership = leadership;
         this.watches = watches;
         this.forwarder = forwarder;
@@ -27,6 +29,7 @@ public final class RaftCounters {
         this.peerGuard = peerGuard;
         this.checkpointServer = checkpointServer;
         this.disk = disk;
+        this.installNudges = installNudges;
     }
 
     /** Free bytes on the fullest file system of this node's data, read now (-1 if it cannot be read). */
@@ -100,5 +103,13 @@ public final class RaftCounters {
     /** Checkpoint chunks this node has sent to followers. */
     public long checkpointChunksSent() {
         return checkpointServer.chunksSent();
+    }
+
+    /**
+     * Install notifications this node, leading, sent again to a follower stuck with a fetched
+     * checkpoint Ratis would not install ({@link InstallNudgingAppender}).
+     */
+    public long installNudges() {
+        return installNudges.get();
     }
 }

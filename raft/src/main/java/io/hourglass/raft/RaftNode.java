@@ -150,7 +150,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing, membership);
         this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, transport.guard, checkpointServer,
-                disk);
+                disk, transport.installNudges);
     }
 
     private CompletableFuture<RaftClientReply> submitToOwnDivision(RaftClientRequest request) {

@@ -2,6 +2,7 @@ package io.hourglass.raft;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
@@ -39,6 +40,8 @@ final class RatisSettings {
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
         // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
+        // gRPC, with an appender that un-sticks a follower whose fetched checkpoint Ratis would never install.
+        RaftConfigKeys.Rpc.setType(p, new InstallNudgingAppender.Rpc());
         SizeInBytes entryLimit = SizeInBytes.valueOf(entryLimitBytes(maxEntryBytes));
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, entryLimit);
         RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(writeBufferBytes(maxEntryBytes)));

@@ -125,6 +125,10 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)
                 .description("Step-downs this node asked of a leader that appended nothing past its log's end "
                         + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
+        FunctionCounter.builder("hourglass.raft.install.nudges", raft.counters(), RaftCounters::installNudges)
+                .description("Install notifications this leader sent again to a follower that had fetched a checkpoint "
+                        + "Ratis 3.3 would never have installed (its next index past the log start, nothing matched)")
+                .register(registry);
         FunctionCounter.builder("hourglass.raft.append.chain.mends", raft.counters(), RaftCounters::appendChainMends)
                 .description("Failed follower log appends after which Ratis 3.3 would have failed every later append "
                         + "(the node never catching up), cleared so the leader's resend runs").register(registry);

@@ -1,0 +1,137 @@
+package io.hourglass.raft;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.grpc.GrpcFactory;
+import org.apache.ratis.grpc.server.GrpcLogAppender;
+import org.apache.ratis.rpc.RpcFactory;
+import org.apache.ratis.rpc.RpcType;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.leader.FollowerInfo;
+import org.apache.ratis.server.leader.LeaderState;
+import org.apache.ratis.server.leader.LogAppender;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ratis' gRPC log appender, which also tells a follower again to install a checkpoint when that
+ * follower is stuck between two rules of Ratis (3.3):
+ *
+ * <ul>
+ *   <li>a follower fetching a checkpoint answers every append with "inconsistent, my next index is
+ *       N", N the end of its own log, and it finishes a fetched install (pause, reload the store,
+ *       move its log past the checkpoint) only when the leader's next install notification comes;
+ *   <li>the leader notifies only a follower whose next index is before its log's start (or at the
+ *       start, with the entry before it purged), and it takes the N it is told.
+ * </ul>
+ *
+ * A deposed leader's uncommitted tail starts at the new leader's first entry of its term, which
+ * opens a log segment; purges drop whole segments, so the new leader's log often starts exactly
+ * there. Such a follower needs a checkpoint (its last common entry is purged), is notified once,
+ * and then answers N at the end of its tail, past the leader's start: the leader appends from N
+ * forever and the fetched checkpoint is never installed (chaos run, clock-skew fault; {@code
+ * DivergedFollowerInstallTest}).
+ *
+ * <p>The way out: a follower that has matched no entry of this leader's log from before its start
+ * on ({@code matchIndex < start - 1}), whose next index is at or past the start, and whose match
+ * index has not moved for {@link #stallNanos}, is notified again. A healthy follower never stays in
+ * that state: its appends match, or its next index falls below the start. Notifying one that is
+ * not stuck costs little: Ratis answers "already installed" if its store is recent enough.
+ */
+final class InstallNudgingAppender extends GrpcLogAppender {
+    private static final Logger LOG = LoggerFactory.getLogger(InstallNudgingAppender.class);
+    /** The counter of nudges in Ratis' {@link Parameters}, shared by a node's appenders. */
+    static final String NUDGES = "hourglass.raft.installNudges";
+
+    private final long stallNanos;
+    private final AtomicLong nudges;
+    private long watchedMatch = Long.MIN_VALUE;
+    private long matchSince;
+    private boolean warned;
+
+    InstallNudgingAppender(RaftServer.Division server, LeaderState state, FollowerInfo follower, long stallNanos,
+                           AtomicLong nudges) {
+        super(server, state, follower);
+        this.stallNanos = stallNanos;
+        this.nudges = nudges;
+    }
+
+    /**
+     * How long a follower may sit in the stuck state before it is notified again: twice the maximum
+     * election timeout, at least 3 s; a walk back over a divergent tail takes a few round trips.
+     */
+    static long stallNanos(RaftServer.Division server) {
+        long timeoutMax = RaftServerConfigKeys.Rpc.timeoutMax(server.getRaftServer().getProperties())
+                .toLong(TimeUnit.NANOSECONDS);
+        return Math.max(TimeUnit.SECONDS.toNanos(3), 2 * timeoutMax);
+    }
+
+    @Override
+    public boolean shouldInstallSnapshot(boolean hasSnapshot) {
+        return super.shouldInstallSnapshot(hasSnapshot) || stuckInAnInstall(System.nanoTime());
+    }
+
+    /** Called on the appender's own thread only. */
+    private boolean stuckInAnInstall(long now) {
+        FollowerInfo follower = getFollower();
+        long match = follower.getMatchIndex();
+        if (match != watchedMatch) {
+            watchedMatch = match;
+            matchSince = now;
+            warned = false;
+            return false;
+        }
+        long start = getRaftLog().getStartIndex();
+        long next = follower.getNextIndex();
+        if (start <= RaftLog.LEAST_VALID_LOG_INDEX || match >= start - 1 || next < start
+                || next >= getRaftLog().getNextIndex() || now - matchSince < stallNanos) {
+            return false;
+        }
+        nudges.incrementAndGet();
+        if (!warned) {
+            warned = true;
+            LOG.warn("{}: follower {} has matched no entry of this log for {} ms and answers next index {}, past this "
+                            + "log's start {}: telling it again to install a checkpoint (a fetched install completes only "
+                            + "on a notification)", getServer().getId(), follower.getId(),
+                    TimeUnit.NANOSECONDS.toMillis(now - matchSince), next, start);
+        }
+        return true;
+    }
+
+    /**
+     * The RPC type that makes Ratis use this appender: gRPC in every other respect. Ratis finds it by
+     * class name ({@code raft.rpc.type}), hence public with a public constructor.
+     */
+    public static final class Rpc implements RpcType {
+        public Rpc() {
+        }
+
+        @Override
+        public String name() {
+            return Rpc.class.getName();
+        }
+
+        @Override
+        public RpcFactory newFactory(Parameters parameters) {
+            return new Factory(parameters);
+        }
+    }
+
+    static final class Factory extends GrpcFactory {
+        private final AtomicLong nudges;
+
+        Factory(Parameters parameters) {
+            super(parameters);
+            AtomicLong shared = parameters.get(NUDGES, AtomicLong.class);
+            this.nudges = shared != null ? shared : new AtomicLong();
+        }
+
+        @Override
+        public LogAppender newLogAppender(RaftServer.Division server, LeaderState state, FollowerInfo follower) {
+            return new InstallNudgingAppender(server, state, follower, stallNanos(server), nudges);
+        }
+    }
+}
