@@ -87,10 +87,12 @@ public final class RaftKeys {
                     + "follower asking beyond it is told UNAVAILABLE and retries.");
 
     public static final ConfigKey<Integer> PUBLISH_ENTRIES_IN_FLIGHT = ConfigKey.integer(
-            "raft.publishEntriesInFlight", 4, 1, 1024,
+            "raft.publishEntriesInFlight", 1, 1, 1024,
             "Publish log entries the leader replicates at once; publish requests arriving meanwhile wait and then "
                     + "share one entry (group commit, up to limits.maxBatchBytes): more keeps the Raft pipeline "
-                    + "fuller, fewer makes entries larger under load.");
+                    + "fuller, fewer makes entries larger and fewer. With 1 (measured on 2 cores, 3 nodes, 1 KiB "
+                    + "messages, against 4) publish→deliver p50 at a paced 1000 msg/s halves and throughput and CPU "
+                    + "per message improve: each entry costs RPCs, fsync shares, an apply and a dispatch pass.");
 
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
