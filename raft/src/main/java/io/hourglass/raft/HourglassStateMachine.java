@@ -66,6 +66,8 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private volatile java.nio.file.Path pendingCheckpoint;
     /** A checkpoint download or install is under way (from the leader's notice to the reload). */
     private volatile boolean installing;
+    /** The leader whose notice made this node download {@link #pendingCheckpoint}, set with it. */
+    private volatile String downloadedFrom;
     private volatile long lastStamp;
     private final Supplier<String> stampRefusal;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
@@ -126,6 +128,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
                 throw new IOException("cannot install the checkpoint " + checkpoint, e);
             }
             pendingCheckpoint = null;
+            downloadedFrom = null;
             snapshotsInstalled.incrementAndGet();
         }
         loadAppliedPosition();
@@ -164,6 +167,14 @@ public final class HourglassStateMachine extends BaseStateMachine {
     /** A checkpoint download or install is under way. */
     boolean installing() {
         return installing;
+    }
+
+    /**
+     * The leader whose notice made this node download the checkpoint that waits for Ratis to install
+     * it (on that or another leader's next notice), or null.
+     */
+    String downloadedFrom() {
+        return downloadedFrom;
     }
 
     public long snapshotsInstalled() {
@@ -327,6 +338,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
         }).thenApply(dir -> {
             io.hourglass.core.storage.TermIndex at = io.hourglass.core.storage.EventStore.appliedIndexOf(dir);
             pendingCheckpoint = dir;
+            downloadedFrom = leader;
             LOG.info("{}: checkpoint from {} downloaded at applied {}", getId(), leader, at);
             return TermIndex.valueOf(at.term(), at.index());
         });

@@ -46,7 +46,14 @@ final class InstallNudgingAppender extends GrpcLogAppender {
     /** The counter of nudges in Ratis' {@link Parameters}, shared by a node's appenders. */
     static final String NUDGES = "hourglass.raft.installNudges";
 
+    /**
+     * Tests only: each appender sends at most one install notification, then hangs, as one of
+     * Ratis' would that waits forever for a lost reply ({@link PendingInstallWatch}).
+     */
+    static volatile boolean oneNotificationPerAppender;
+
     private final long stallNanos;
+    private boolean notified;
     private final AtomicLong nudges;
     private long watchedMatch = Long.MIN_VALUE;
     private long matchSince;
@@ -71,7 +78,45 @@ final class InstallNudgingAppender extends GrpcLogAppender {
 
     @Override
     public boolean shouldInstallSnapshot(boolean hasSnapshot) {
-        return super.shouldInstallSnapshot(hasSnapshot) || stuckInAnInstall(System.nanoTime());
+        boolean notify = super.shouldInstallSnapshot(hasSnapshot) || stuckInAnInstall(System.nanoTime());
+        if (notify && oneNotificationPerAppender) {
+            if (notified) {
+                waitUntilStopped();
+                return false;
+            }
+            notified = true;
+        }
+        return notify;
+    }
+
+    /** Tests only: hangs as an appender waiting for a lost reply does, until its leader steps down. */
+    private void waitUntilStopped() {
+        while (isRunning()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    /**
+     * A follower that answers a next index before this log's start needs a checkpoint whatever it
+     * matched before: its log was wiped, or it is installing one and answers its own log's end. Ratis
+     * moves the next index back up to the old match index + 1 instead, and the two answers then
+     * alternate (CI chaos run: after one notification the leader sent none for 70 s while the
+     * follower, its checkpoint downloaded, answered next index 0). Keeping the follower's answer keeps
+     * its next index before the start, so Ratis notifies it: every notification also completes a
+     * fetched install.
+     */
+    @Override
+    protected long getNextIndexForInconsistency(long requestFirstIndex, long replyNextIndex) {
+        return nextIndexForInconsistency(getRaftLog().getStartIndex(), replyNextIndex,
+                super.getNextIndexForInconsistency(requestFirstIndex, replyNextIndex));
+    }
+
+    /** The next index to take from a follower's answer {@code replyNextIndex}, given Ratis' choice. */
+    static long nextIndexForInconsistency(long logStart, long replyNextIndex, long ratisChoice) {
+        if (logStart > RaftLog.LEAST_VALID_LOG_INDEX && replyNextIndex >= 0 && replyNextIndex < logStart) {
+            return replyNextIndex;
+        }
+        return ratisChoice;
     }
 
     /** Called on the appender's own thread only. */

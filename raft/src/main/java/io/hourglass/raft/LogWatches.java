@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The watches over the log's progress, on one daemon thread: a leader looks at its followers'
  * progress ({@link FollowerWatch}), a follower at whether its leader still sends what its log lacks
- * ({@link LostLogWatch}), and asks that leader to step down when it does not; and every node mends
+ * ({@link LostLogWatch}) and whether a checkpoint it downloaded gets installed ({@link PendingInstallWatch}),
+ * and asks that leader to step down when not; and every node mends
  * Ratis' follower append chain after a failed append ({@link AppendChain}).
  */
 final class LogWatches implements AutoCloseable {
@@ -22,22 +23,30 @@ final class LogWatches implements AutoCloseable {
     private final Supplier<RaftNode.Status> status;
     private final GroupView view;
     private final BooleanSupplier installing;
+    private final Supplier<String> downloadedFrom;
     private final Membership membership;
     private final FollowerWatch followerWatch;
     private final LostLogWatch lostLogWatch;
+    private final PendingInstallWatch pendingInstallWatch;
     private final AppendChain appendChain;
     private final ScheduledExecutorService executor;
 
-    /** @param installing whether a checkpoint download or install is under way on this node */
+    /**
+     * @param installing whether a checkpoint download or install is under way on this node
+     * @param downloadedFrom the leader whose notice made this node download the checkpoint that now
+     *        waits to be installed, or null
+     */
     LogWatches(RaftConfig config, Supplier<RaftNode.Status> status, GroupView view, BooleanSupplier installing,
-               Membership membership) {
+               Supplier<String> downloadedFrom, Membership membership) {
         this.config = config;
         this.status = status;
         this.view = view;
         this.installing = installing;
+        this.downloadedFrom = downloadedFrom;
         this.membership = membership;
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
         this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
+        this.pendingInstallWatch = new PendingInstallWatch(config.nodeId(), config.lostLogTimeout());
         this.appendChain = new AppendChain(config.nodeId(), view::division);
         this.executor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
     }
@@ -64,6 +73,11 @@ final class LogWatches implements AutoCloseable {
         return lostLogWatch.asks();
     }
 
+    /** Step-downs this node asked of a leader that sent no notice to install a checkpoint it had downloaded. */
+    long pendingInstallStepDownRequests() {
+        return pendingInstallWatch.asks();
+    }
+
     /** Failed follower append chains replaced ({@link AppendChain}). */
     long appendChainMends() {
         return appendChain.mends();
@@ -84,6 +98,11 @@ final class LogWatches implements AutoCloseable {
             }
             followerWatch.reset();
             GroupView.FollowerProgress p = view.followerProgress();
+            String overdue = pendingInstallWatch.overdue(downloadedFrom.get(), p == null ? null : p.leaderId(),
+                    System.nanoTime());
+            if (overdue != null) {
+                membership.askToStepDown(overdue, config.electionTimeoutMax().multipliedBy(2));
+            }
             if (p == null) {
                 // No leader known right now. Not news of the log: a follower whose appends fail gets a
                 // heartbeat from the leader only every 5-7 s, so the follower times out and forgets its

@@ -70,6 +70,14 @@ public final class RaftCounters {
         return watches.lostLogStepDownRequests();
     }
 
+    /**
+     * Step-downs this node asked of a leader that sent no notice to install the checkpoint this node had
+     * downloaded ({@link PendingInstallWatch}).
+     */
+    public long pendingInstallStepDownRequests() {
+        return watches.pendingInstallStepDownRequests();
+    }
+
     /** Failed follower log appends after which Ratis would have failed every later append, mended ({@link AppendChain}). */
     public long appendChainMends() {
         return watches.appendChainMends();

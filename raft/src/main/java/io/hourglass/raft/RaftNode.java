@@ -148,7 +148,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client,
                 () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
-        this.watches = new LogWatches(config, this::status, view, stateMachine::installing, membership);
+        this.watches = new LogWatches(config, this::status, view, stateMachine::installing,
+                stateMachine::downloadedFrom, membership);
         this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, transport.guard, checkpointServer,
                 disk, transport.installNudges);
     }

@@ -113,6 +113,18 @@ final class TestGroup implements AutoCloseable {
         return nodes.values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
     }
 
+    /** Deletes closed node {@code id}'s data directory, as an operator wiping a node would. */
+    void wipe(String id) throws IOException {
+        if (nodes.containsKey(id)) {
+            throw new IllegalStateException(id + " is open");
+        }
+        try (java.util.stream.Stream<Path> paths = java.nio.file.Files.walk(dir.resolve(id))) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.delete(p);
+            }
+        }
+    }
+
     /** Proposes one message on topic {@code t} through {@code via}. */
     static CompletableFuture<?> put(RaftNode via, String payload) {
         return via.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder()

@@ -3,12 +3,9 @@ package io.hourglass.raft;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -47,7 +44,7 @@ class WipedFollowerTest {
             long before = leader.status().commitIndex();
             await().atMost(Duration.ofSeconds(30)).until(() -> group.node(followerId).status().appliedIndex() >= before);
             group.close(followerId);
-            wipe(dir.resolve(followerId));
+            group.wipe(followerId);
             for (int i = 0; i < 5; i++) {
                 TestGroup.put(leader, "after-" + round + "-" + i).join();
             }
@@ -59,14 +56,6 @@ class WipedFollowerTest {
             await("and calls itself ready").atMost(Duration.ofSeconds(30)).until(() -> follower.readiness().ready());
             await("holds what the leader holds").atMost(Duration.ofSeconds(30)).until(() ->
                     group.store(followerId).digest().equals(group.store(leader.nodeId()).digest()));
-        }
-    }
-
-    private static void wipe(Path home) throws IOException {
-        try (Stream<Path> paths = Files.walk(home)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
         }
     }
 }

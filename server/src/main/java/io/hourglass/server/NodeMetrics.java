@@ -125,6 +125,11 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)
                 .description("Step-downs this node asked of a leader that appended nothing past its log's end "
                         + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
+        FunctionCounter.builder("hourglass.raft.pending.install.step.down.requests", raft.counters(),
+                        RaftCounters::pendingInstallStepDownRequests)
+                .description("Step-downs this node asked of a leader that sent no notice to install the checkpoint "
+                        + "this node had downloaded (raft.lostLogTimeout): Ratis installs it only on such a notice")
+                .register(registry);
         FunctionCounter.builder("hourglass.raft.install.nudges", raft.counters(), RaftCounters::installNudges)
                 .description("Install notifications this leader sent again to a follower that had fetched a checkpoint "
                         + "Ratis 3.3 would never have installed (its next index past the log start, nothing matched)")

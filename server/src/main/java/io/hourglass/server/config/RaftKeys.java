@@ -56,7 +56,9 @@ public final class RaftKeys {
                     + "long while no checkpoint is being installed, asks the leader to step down (a WARN, "
                     + "`hourglass_raft_lost_log_step_down_requests_total`): the leader still counts on a log the "
                     + "node no longer has (its data directory was wiped and it restarted under the same id), and "
-                    + "the next leader starts from the log's real end.");
+                    + "the next leader starts from the log's real end. A follower whose downloaded checkpoint has waited "
+                    + "this long for the leader's next install notice (which installs it) asks the same (a WARN, "
+                    + "`hourglass_raft_pending_install_step_down_requests_total`).");
     public static final ConfigKey<Duration> LEADER_EXIT_STAGGER = ConfigKey.duration(
             "raft.leaderExitStagger", "300ms", "0ms",
             "When a connection from the leader closes and the leader's Raft port then refuses connections (its "
