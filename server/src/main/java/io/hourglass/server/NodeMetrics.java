@@ -80,6 +80,9 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
         counter("hourglass.messages.redelivered", "Deliveries with attempt > 1", m.redelivered);
         counter("hourglass.messages.expired", "Messages removed because their TTL passed", m.expired);
+        counter("hourglass.deliveries.expired.in.buffer", "Deliveries not sent because their TTL passed while "
+                + "they waited in a consumer's buffer (a slow stream); the message is deleted as expired",
+                m.expiredInBuffer);
         counter("hourglass.messages.cancelled", "Cancels committed before any copy of the message went out", m.cancelled);
         counter("hourglass.messages.cancelled.after.delivery",
                 "Cancels committed after a copy had gone out (deleted, not redelivered)", m.cancelledAfterDelivery);

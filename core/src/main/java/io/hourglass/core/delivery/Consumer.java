@@ -31,6 +31,8 @@ public final class Consumer {
     private final int capacity;
     /** Asks the delivery loop for a pass; called by the poll that frees a starved buffer. */
     private final Runnable wantsMore;
+    private final java.util.function.LongSupplier now;
+    private final Runnable expiredInBuffer;
     /** Set by the loop when it found the buffer full; cleared by the poll that frees half of it. */
     private volatile boolean starved;
     /** Tags sent on this consumer's stream and not yet acked or nacked: the only tags it may ack. */
@@ -42,10 +44,18 @@ public final class Consumer {
     boolean releasedInFlight;
 
     Consumer(String id, String topic, String group, int queueSize, Sink sink) {
-        this(id, topic, group, queueSize, sink, () -> { });
+        this(id, topic, group, queueSize, sink, () -> { }, () -> Long.MIN_VALUE, () -> { });
     }
 
-    Consumer(String id, String topic, String group, int queueSize, Sink sink, Runnable wantsMore) {
+    /**
+     * @param now the leader's clock, read when a delivery leaves the buffer
+     * @param expiredInBuffer called for each delivery {@link #poll()} drops because its TTL passed
+     *        while it waited in the buffer
+     */
+    Consumer(String id, String topic, String group, int queueSize, Sink sink, Runnable wantsMore,
+             java.util.function.LongSupplier now, Runnable expiredInBuffer) {
+        this.now = now;
+        this.expiredInBuffer = expiredInBuffer;
         this.id = id;
         this.topic = topic;
         this.group = group;
@@ -80,11 +90,29 @@ public final class Consumer {
 
     public Delivery poll() {
         Delivery d = buffer.poll();
+        while (d != null && expiredWhileBuffered(d)) {
+            d = buffer.poll();
+        }
         if (starved && buffer.size() <= capacity / 2) {
             starved = false;
             wantsMore.run();
         }
         return d;
+    }
+
+    /**
+     * A delivery whose TTL passed while it waited for the transport (a slow stream, flow control) is
+     * not sent: the dispatcher checked the TTL when it buffered it, and the check is made again as it
+     * leaves. It stays in flight for its recipient; when the in-flight timeout hands it back, the
+     * dispatcher finds it expired and deletes it, as it does for any expired message.
+     */
+    private boolean expiredWhileBuffered(Delivery d) {
+        long expiresAt = d.message().getExpiresAtMs();
+        if (expiresAt > 0 && expiresAt <= now.getAsLong()) {
+            expiredInBuffer.run();
+            return true;
+        }
+        return false;
     }
 
     public int buffered() {

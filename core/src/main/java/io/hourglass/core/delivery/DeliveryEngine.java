@@ -60,7 +60,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.inFlight = new InFlightTracker(config.inFlightTimeout().toMillis());
         this.deleter = new Deleter(replicator, config.deleteBatchMaxKeys(), metrics, () -> leading, loop::submit,
                 () -> inFlight.takeCounts(clock.millis() - COUNT_AFTER_MS), inFlight::recount);
-        this.hub = new Hub(config.consumerQueueSize(), this::wake);
+        this.hub = new Hub(config.consumerQueueSize(), this::wake, clock::millis, metrics.expiredInBuffer::increment);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
         dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic) -> {
             dispatcher.redeliver(key, recipient, topic);

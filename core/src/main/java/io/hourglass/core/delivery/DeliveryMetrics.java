@@ -7,6 +7,8 @@ public final class DeliveryMetrics {
     public final LongAdder dispatched = new LongAdder();
     public final LongAdder redelivered = new LongAdder();
     public final LongAdder expired = new LongAdder();
+    /** Deliveries not sent because their TTL passed while they waited in a consumer's buffer. */
+    public final LongAdder expiredInBuffer = new LongAdder();
     /** Committed cancels: before any copy went out; after one had. */
     public final LongAdder cancelled = new LongAdder();
     public final LongAdder cancelledAfterDelivery = new LongAdder();

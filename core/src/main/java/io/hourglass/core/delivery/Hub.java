@@ -20,19 +20,28 @@ import java.util.function.Function;
 public final class Hub {
     private final int queueSize;
     private final Runnable wantsPass;
+    private final java.util.function.LongSupplier now;
+    private final Runnable expiredInBuffer;
     private final Map<String, Map<String, List<Consumer>>> byTopic = new LinkedHashMap<>();
     private final Map<String, Consumer> byId = new ConcurrentHashMap<>();
     /** Round-robin position per "topic\0group". */
     private final Map<String, Integer> cursor = new HashMap<>();
 
-    /** @param wantsPass asks the loop for a dispatch pass (a consumer registered or has room again) */
-    Hub(int queueSize, Runnable wantsPass) {
+    /**
+     * @param wantsPass asks the loop for a dispatch pass (a consumer registered or has room again)
+     * @param now the clock a delivery's TTL is checked against again as it leaves a consumer's buffer
+     * @param expiredInBuffer counts deliveries dropped there because their TTL passed
+     */
+    Hub(int queueSize, Runnable wantsPass, java.util.function.LongSupplier now, Runnable expiredInBuffer) {
         this.queueSize = queueSize;
         this.wantsPass = wantsPass;
+        this.now = now;
+        this.expiredInBuffer = expiredInBuffer;
     }
 
     Consumer register(String topic, String group, Consumer.Sink sink) {
-        Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink, wantsPass);
+        Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink, wantsPass, now,
+                expiredInBuffer);
         byTopic.computeIfAbsent(topic, t -> new LinkedHashMap<>())
                 .computeIfAbsent(group, g -> new ArrayList<>()).add(c);
         byId.put(c.id(), c);

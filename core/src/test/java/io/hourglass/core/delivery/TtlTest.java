@@ -53,6 +53,20 @@ class TtlTest {
     }
 
     @Test
+    void aDeliveryWhoseTtlPassesWhileItWaitsInTheBufferIsNotSentAndTheMessageIsDeletedAsExpired() {
+        EventKey key = f.publish("t", 0, 1_000, "buffered").get(0);
+        var c = f.subscribe("t", "g");
+        assertEquals(1, f.engine.dispatchOnce(), "alive: buffered for the stream");
+        f.advance(Duration.ofMillis(1_000));
+        assertEquals(List.of(), c.drain(), "the stream took it only after its TTL");
+        assertEquals(1, f.engine.metrics().expiredInBuffer.sum());
+        f.advance(DeliveryConfig.DEFAULTS.inFlightTimeout());
+        assertEquals(0, f.engine.dispatchOnce(), "handed back by the in-flight timeout: expired, not delivered");
+        f.engine.flushDeletes().join();
+        assertTrue(f.store.message(key).isEmpty());
+    }
+
+    @Test
     void janitorRemovesExpiredMessagesOfTopicsWithoutConsumers() {
         EventKey expiring = f.publish("nobody-listens", 0, 1_000, "x").get(0);
         EventKey lasting = f.publish("nobody-listens", 0, 0, "y").get(0);
