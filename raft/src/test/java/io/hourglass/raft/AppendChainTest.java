@@ -4,14 +4,11 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A follower whose Ratis append chain holds a failed append (as the "Already running a method"
@@ -20,18 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * leader holds.
  */
 @Timeout(120)
-class AppendChainTest {
-    @TempDir
-    Path dir;
-    private TestGroup group;
-
-    @AfterEach
-    void stop() throws IOException {
-        if (group != null) {
-            group.close();
-        }
-    }
-
+class AppendChainTest extends GroupTest {
     @Test
     void aFollowerWhoseAppendFailedCatchesUpAndCountsTheMend() throws IOException {
         group = new TestGroup(dir, List.of("n1", "n2", "n3")).start(node -> { });

@@ -4,16 +4,13 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.ratis.server.raftlog.RaftLog;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A deposed leader that comes back with a tail of entries nobody else has, to a new leader whose
@@ -30,18 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * for a while.
  */
 @Timeout(240)
-class DivergedFollowerInstallTest {
-    @TempDir
-    Path dir;
-    private TestGroup group;
-
-    @AfterEach
-    void stop() throws IOException {
-        if (group != null) {
-            group.close();
-        }
-    }
-
+class DivergedFollowerInstallTest extends GroupTest {
     @Test
     void aDeposedLeaderWithATailPastTheNewLeadersLogStartInstallsACheckpointAndCatchesUp() throws IOException {
         group = new TestGroup(dir, List.of("n1", "n2", "n3"), Map.of("raft.snapshotEveryEntries", "100",

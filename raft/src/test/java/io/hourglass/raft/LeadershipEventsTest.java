@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,10 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.ratis.server.protocol.TermIndex;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Leadership as each node's listeners see it, in a real three-node Ratis group: one leading
@@ -26,24 +23,14 @@ import org.junit.jupiter.api.io.TempDir;
  * never go back. (The first leader may be elected again after the second is closed.)
  */
 @Timeout(180)
-class LeadershipEventsTest {
+class LeadershipEventsTest extends GroupTest {
     private static final List<String> IDS = List.of("n1", "n2", "n3");
 
     /** A change as a listener saw it, with what the node had applied at that moment. */
     private record Seen(Leadership change, TermIndex applied) {
     }
 
-    @TempDir
-    Path dir;
-    private TestGroup group;
     private final Map<String, List<Seen>> seen = new HashMap<>();
-
-    @AfterEach
-    void stop() throws IOException {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     private void startCluster() throws IOException {
         group = new TestGroup(dir, IDS).start(node -> {

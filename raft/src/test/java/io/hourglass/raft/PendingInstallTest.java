@@ -4,14 +4,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A wiped follower that downloaded the leader's checkpoint while that leader sends no further
@@ -23,17 +21,10 @@ import org.junit.jupiter.api.io.TempDir;
  * notification installs it.
  */
 @Timeout(240)
-class PendingInstallTest {
-    @TempDir
-    Path dir;
-    private TestGroup group;
-
+class PendingInstallTest extends GroupTest {
     @AfterEach
-    void stop() throws IOException {
+    void resetTheHook() {
         InstallNudgingAppender.oneNotificationPerAppender = false;
-        if (group != null) {
-            group.close();
-        }
     }
 
     @Test

@@ -5,16 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The readiness probe of a follower restarted after it missed many entries, in a real three-node
@@ -24,19 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * rolling restart under load once saw a node ready, then not ready a moment later.)
  */
 @Timeout(180)
-class ReadinessTest {
+class ReadinessTest extends GroupTest {
     private static final int MISSED = 3_000;
-
-    @TempDir
-    Path dir;
-    private TestGroup group;
-
-    @AfterEach
-    void stop() throws IOException {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     @Test
     void aRestartedFollowerIsNotReadyUntilItAppliedWhatTheLeaderCommitted() throws IOException {

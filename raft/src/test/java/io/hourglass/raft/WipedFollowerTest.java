@@ -3,13 +3,10 @@ package io.hourglass.raft;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A follower whose data directory is wiped and that restarts under its old id, in a real
@@ -19,18 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * down. Wiped twice in a row, as the chaos run's wipe nemesis once did within 9 s.
  */
 @Timeout(240)
-class WipedFollowerTest {
-    @TempDir
-    Path dir;
-    private TestGroup group;
-
-    @AfterEach
-    void stop() throws IOException {
-        if (group != null) {
-            group.close();
-        }
-    }
-
+class WipedFollowerTest extends GroupTest {
     @Test
     void aFollowerWipedAfterItMatchedEntriesCatchesUpAndIsReady() throws IOException {
         group = new TestGroup(dir, List.of("n1", "n2", "n3")).start(node -> { });
