@@ -63,11 +63,9 @@ public final class HourglassStateMachine extends BaseStateMachine {
      */
     private volatile TermIndex lastConfiguration;
     /** A downloaded checkpoint that {@link #reinitialize()} swaps in; set by the install, read by Ratis' reload. */
-    private volatile java.nio.file.Path pendingCheckpoint;
+    private volatile Downloaded pendingCheckpoint;
     /** A checkpoint download or install is under way (from the leader's notice to the reload). */
     private volatile boolean installing;
-    /** The leader whose notice made this node download {@link #pendingCheckpoint}, set with it. */
-    private volatile String downloadedFrom;
     private volatile long lastStamp;
     private final Supplier<String> stampRefusal;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
@@ -119,7 +117,8 @@ public final class HourglassStateMachine extends BaseStateMachine {
             throw new IllegalStateException("reinitialize in state " + lc.getCurrentState() + ", expected PAUSED");
         }
         lc.transition(LifeCycle.State.STARTING);
-        java.nio.file.Path checkpoint = pendingCheckpoint;
+        Downloaded pending = pendingCheckpoint;
+        java.nio.file.Path checkpoint = pending == null ? null : pending.dir();
         if (checkpoint != null) {
             try {
                 applier.store().restoreFrom(checkpoint);
@@ -128,7 +127,6 @@ public final class HourglassStateMachine extends BaseStateMachine {
                 throw new IOException("cannot install the checkpoint " + checkpoint, e);
             }
             pendingCheckpoint = null;
-            downloadedFrom = null;
             snapshotsInstalled.incrementAndGet();
         }
         loadAppliedPosition();
@@ -174,7 +172,8 @@ public final class HourglassStateMachine extends BaseStateMachine {
      * it (on that or another leader's next notice), or null.
      */
     String downloadedFrom() {
-        return downloadedFrom;
+        Downloaded pending = pendingCheckpoint;
+        return pending == null ? null : pending.leader();
     }
 
     public long snapshotsInstalled() {
@@ -337,11 +336,14 @@ public final class HourglassStateMachine extends BaseStateMachine {
             }
         }).thenApply(dir -> {
             io.hourglass.core.storage.TermIndex at = io.hourglass.core.storage.EventStore.appliedIndexOf(dir);
-            pendingCheckpoint = dir;
-            downloadedFrom = leader;
+            pendingCheckpoint = new Downloaded(dir, leader);
             LOG.info("{}: checkpoint from {} downloaded at applied {}", getId(), leader, at);
             return TermIndex.valueOf(at.term(), at.index());
         });
+    }
+
+    /** A downloaded checkpoint and the leader whose notice made this node fetch it. */
+    private record Downloaded(java.nio.file.Path dir, String leader) {
     }
 
     /** The store itself is the snapshot: a position, no files. */

@@ -64,8 +64,8 @@ class DivergedFollowerInstallTest extends GroupTest {
             TestGroup.put(leader, "new-term-" + i).join();
         }
         await("the new leader purged up to its own term's first segment").atMost(Duration.ofSeconds(30))
-                .until(() -> startIndex(leader) > common);
-        long start = startIndex(leader);
+                .until(() -> TestGroup.logStart(leader) > common);
+        long start = TestGroup.logStart(leader);
         assertTrue(start <= tailEnd, "the new leader's log starts at " + start + ", inside the old leader's tail ("
                 + (common + 1) + ".." + tailEnd + "): the case this test is about");
 
@@ -74,12 +74,7 @@ class DivergedFollowerInstallTest extends GroupTest {
         long committed = leader.status().commitIndex();
         await(oldId + " installs a checkpoint and applies what was committed up to " + committed)
                 .atMost(Duration.ofSeconds(60)).until(() -> back.status().appliedIndex() >= committed);
-        TestGroup.put(leader, "after").join();
-        long last = leader.status().commitIndex();
-        await(oldId + " follows the log again").atMost(Duration.ofSeconds(30))
-                .until(() -> back.status().appliedIndex() >= last);
-        await("and holds what the leader holds").atMost(Duration.ofSeconds(30)).until(() ->
-                group.store(oldId).digest().equals(group.store(leader.nodeId()).digest()));
+        group.awaitFollowsAgain(oldId, leader, "after");
     }
 
     private static RaftLog log(RaftNode node) throws IOException {
@@ -88,9 +83,5 @@ class DivergedFollowerInstallTest extends GroupTest {
 
     private static long lastIndex(RaftNode node) throws IOException {
         return log(node).getLastEntryTermIndex().getIndex();
-    }
-
-    private static long startIndex(RaftNode node) throws IOException {
-        return log(node).getStartIndex();
     }
 }

@@ -125,6 +125,28 @@ final class TestGroup implements AutoCloseable {
         }
     }
 
+    /**
+     * Proposes {@code payload} through {@code leader}, then waits until node {@code id} applied it and
+     * holds what the leader holds (equal state digests).
+     */
+    void awaitFollowsAgain(String id, RaftNode leader, String payload) {
+        put(leader, payload).join();
+        long last = leader.status().commitIndex();
+        await(id + " follows the log again").atMost(Duration.ofSeconds(30))
+                .until(() -> nodes.get(id).status().appliedIndex() >= last);
+        await("and holds what the leader holds").atMost(Duration.ofSeconds(30)).until(() ->
+                store(id).digest().equals(store(leader.nodeId()).digest()));
+    }
+
+    /** The first index in {@code node}'s Raft log (after purges). */
+    static long logStart(RaftNode node) {
+        try {
+            return node.server().getDivision(RaftNode.GROUP_ID).getRaftLog().getStartIndex();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Proposes one message on topic {@code t} through {@code via}. */
     static CompletableFuture<?> put(RaftNode via, String payload) {
         return via.propose(Command.newBuilder().setPut(PutCmd.newBuilder().addMessages(NewMessage.newBuilder()
