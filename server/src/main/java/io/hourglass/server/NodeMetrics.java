@@ -60,6 +60,10 @@ public final class NodeMetrics implements AutoCloseable {
                 .description("Raft log entries that carried publish requests").register(registry);
         FunctionCounter.builder("hourglass.publish.requests", publishes, io.hourglass.core.command.PublishCoalescer::requests)
                 .description("Publish requests proposed (several may share one entry)").register(registry);
+        FunctionCounter.builder("hourglass.publish.entries.past.limit", publishes,
+                        io.hourglass.core.command.PublishCoalescer::entriesPastLimit)
+                .description("Publish entries proposed past raft.publishEntriesInFlight because every entry out "
+                        + "had waited 50 ms (a failover or a stall)").register(registry);
     }
 
     /** Held here: a Micrometer gauge keeps only a weak reference to what it reads. */

@@ -150,4 +150,35 @@ class PublishCoalescerTest {
             assertTrue(third.isCompletedExceptionally());
         }
     }
+
+    @Test
+    void onceEveryEntryOutIsStuckOneMoreEntryGoesWithWhatQueued() {
+        try (EventStore store = EventStore.open(dir.resolve("db"))) {
+            HeldReplicator raft = new HeldReplicator(new StateApplier(store));
+            long[] now = {0};
+            long ms = 1_000_000;
+            PublishCoalescer c = new PublishCoalescer(raft, 1, 1 << 20, () -> now[0]);
+            var first = c.propose(put("t", "a"));
+            now[0] = 10 * ms;
+            var second = c.propose(put("t", "b"));
+            assertEquals(1, raft.proposed.size(), "an entry out for 10 ms is not stuck: the request waits");
+            now[0] = PublishCoalescer.STUCK_NANOS;
+            var third = c.propose(put("t", "c"));
+            assertEquals(2, raft.proposed.size(), "the first entry is stuck: one more goes");
+            assertEquals(2, raft.proposed.get(1).getPut().getMessagesCount(), "with every request that queued");
+            now[0] += 10 * ms;
+            var fourth = c.propose(put("t", "d"));
+            assertEquals(2, raft.proposed.size(), "never more than one past the limit");
+            raft.commit(0);
+            assertEquals(2, raft.proposed.size(), "back at the limit, with an entry out for less than the stuck time");
+            raft.commit(1);
+            assertEquals(3, raft.proposed.size());
+            raft.commit(2);
+            assertEquals(List.of("a"), payloads(store, first.join()));
+            assertEquals(List.of("b"), payloads(store, second.join()));
+            assertEquals(List.of("c"), payloads(store, third.join()));
+            assertEquals(List.of("d"), payloads(store, fourth.join()));
+            assertEquals(1, c.entriesPastLimit());
+        }
+    }
 }
