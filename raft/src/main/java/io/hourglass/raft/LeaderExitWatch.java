@@ -42,7 +42,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>Gone.</b> The signal is a connection into this node's Raft port closing: {@code kill -9} (or
  * a crash) closes every socket of the process, the leader's append stream to this follower among
  * them. It is only a hint, since a leader also reopens streams now and then, so it is confirmed: the
- * leader's Raft port must refuse a new TCP connection, i.e. nothing listens there any more.
+ * leader's Raft port must refuse a new TCP connection, i.e. nothing listens there any more. A
+ * process being killed closes its sockets one by one, the listening one possibly after the
+ * connection that woke this watch: a port that still accepts is asked again, {@link #RECHECK_MS}
+ * apart, up to {@link #RECHECKS} times.
  *
  * <p><b>Silent.</b> A leader that is paused (SIGSTOP) or cut off by dropped packets never refuses,
  * and Ratis' own election after the timeout can lose a whole round: a candidate whose log is
@@ -70,6 +73,9 @@ import org.slf4j.LoggerFactory;
 final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderExitWatch.class);
     private static final int CONNECT_TIMEOUT_MS = 300;
+    /** After a connection closed, how often and how far apart a leader's port that still accepts is asked again. */
+    static final int RECHECKS = 5;
+    static final long RECHECK_MS = 20;
 
     private final String nodeId;
     private final Supplier<RaftServer> server;
@@ -139,7 +145,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     public void transportTerminated(Attributes transportAttrs) {
         if (enabled && probing.compareAndSet(false, true)) {
             try {
-                executor.execute(() -> look(0, Cause.CLOSED));
+                executor.execute(() -> look(0, Cause.CLOSED, 0));
             } catch (RuntimeException e) { // shutting down
                 probing.set(false);
             }
@@ -155,7 +161,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             DivisionInfo info = s.getDivision(groupId).getInfo();
             if (info.isFollower() && info.getLeaderId() != null && GroupView.leaderContactMs(info) >= silenceMs
                     && probing.compareAndSet(false, true)) {
-                look(0, Cause.SILENT);
+                look(0, Cause.SILENT, 0);
             }
         } catch (IOException | RuntimeException e) {
             LOG.debug("{}: leader silence check failed", nodeId, e);
@@ -305,11 +311,31 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         return ends;
     }
 
-    /** One look, on the watch thread: {@code round} 0 when a connection closed or the silence began, then once per stagger. */
-    private void look(int round, Cause cause) {
+    /** What a look does after probing the leader's port because a connection closed. */
+    enum AfterProbe {
+        /** Refused: the leader's process is gone; go on towards an election. */
+        GONE,
+        /** Still accepting right after the close: the process may be closing its sockets still; ask again soon. */
+        ASK_AGAIN,
+        /** Accepting (after the re-asks), or no answer: leave the leader alone (silence has its own check). */
+        STOP
+    }
+
+    static AfterProbe afterProbe(TcpProbe probe, int round, int recheck) {
+        if (probe == TcpProbe.REFUSED) {
+            return AfterProbe.GONE;
+        }
+        return probe == TcpProbe.ACCEPTED && round == 0 && recheck < RECHECKS ? AfterProbe.ASK_AGAIN : AfterProbe.STOP;
+    }
+
+    /**
+     * One look, on the watch thread: {@code round} 0 when a connection closed or the silence began,
+     * then once per stagger; {@code recheck} counts the looks again at a port that still accepted.
+     */
+    private void look(int round, Cause cause, int recheck) {
         boolean again = false;
         try {
-            again = lookOnce(round, cause);
+            again = lookOnce(round, cause, recheck);
         } catch (IOException | RuntimeException e) {
             LOG.debug("{}: leader exit check failed", nodeId, e);
         } finally {
@@ -320,7 +346,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     }
 
     /** @return whether another look is scheduled */
-    private boolean lookOnce(int round, Cause cause) throws IOException {
+    private boolean lookOnce(int round, Cause cause, int recheck) throws IOException {
         RaftServer server = this.server.get();
         if (server == null) {
             return false;
@@ -333,7 +359,14 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         }
         String address = raftAddressOf.apply(leader.toString());
         if (cause == Cause.CLOSED) {
-            if (address == null || TcpProbe.connect(address, CONNECT_TIMEOUT_MS) != TcpProbe.REFUSED) {
+            TcpProbe probe = address == null ? TcpProbe.NO_ANSWER : TcpProbe.connect(address, CONNECT_TIMEOUT_MS);
+            AfterProbe next = afterProbe(probe, round, recheck);
+            if (next == AfterProbe.ASK_AGAIN) {
+                executor.schedule(() -> look(round, cause, recheck + 1), RECHECK_MS, TimeUnit.MILLISECONDS);
+                return true;
+            }
+            if (next == AfterProbe.STOP) {
+                LOG.debug("{}: a connection closed, but leader {}'s Raft port answers {}", nodeId, leader, probe);
                 return false;
             }
         } else if (GroupView.leaderContactMs(info) < silenceMs) {
@@ -354,7 +387,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             return false; // not a voter
         }
         if (round < rank) {
-            executor.schedule(() -> look(round + 1, cause), stagger.toMillis(), TimeUnit.MILLISECONDS);
+            executor.schedule(() -> look(round + 1, cause, recheck), stagger.toMillis(), TimeUnit.MILLISECONDS);
             return true;
         }
         TermIndex last = division.getRaftLog().getLastEntryTermIndex();

@@ -114,6 +114,25 @@ class LeaderExitWatchTest {
         assertEquals(-1, LeaderExitWatch.rank("j1", voters, "n2", behind), "not a voter");
     }
 
+    /**
+     * A process being killed closes the connection that wakes the watch before, at times, its
+     * listening socket: seen on this machine, the first follower's probe found the port still
+     * accepting and gave up, and the election waited for the next follower's turn (+340 ms).
+     */
+    @Test
+    void aPortThatStillAcceptsRightAfterTheCloseIsAskedAgainAFewTimes() {
+        assertEquals(LeaderExitWatch.AfterProbe.GONE, LeaderExitWatch.afterProbe(TcpProbe.REFUSED, 0, 0));
+        for (int recheck = 0; recheck < LeaderExitWatch.RECHECKS; recheck++) {
+            assertEquals(LeaderExitWatch.AfterProbe.ASK_AGAIN, LeaderExitWatch.afterProbe(TcpProbe.ACCEPTED, 0, recheck));
+        }
+        assertEquals(LeaderExitWatch.AfterProbe.STOP,
+                LeaderExitWatch.afterProbe(TcpProbe.ACCEPTED, 0, LeaderExitWatch.RECHECKS), "a live leader: bounded re-asks");
+        assertEquals(LeaderExitWatch.AfterProbe.STOP, LeaderExitWatch.afterProbe(TcpProbe.ACCEPTED, 1, 0),
+                "a later, staggered look that finds the port accepting: a process listens there again");
+        assertEquals(LeaderExitWatch.AfterProbe.STOP, LeaderExitWatch.afterProbe(TcpProbe.NO_ANSWER, 0, 0));
+        assertEquals(LeaderExitWatch.AfterProbe.GONE, LeaderExitWatch.afterProbe(TcpProbe.REFUSED, 0, LeaderExitWatch.RECHECKS));
+    }
+
     @Test
     void aConnectionClosingWhileTheLeaderLivesStartsNoElection() throws Exception {
         try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS).start(n -> { })) {
