@@ -13,6 +13,7 @@ import org.apache.ratis.server.leader.FollowerInfo;
 import org.apache.ratis.server.leader.LeaderState;
 import org.apache.ratis.server.leader.LogAppender;
 import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.protocol.TermIndex;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,16 @@ import org.slf4j.LoggerFactory;
  * index has not moved for {@link #stallNanos}, is notified again. A healthy follower never stays in
  * that state: its appends match, or its next index falls below the start. Notifying one that is
  * not stuck costs little: Ratis answers "already installed" if its store is recent enough.
+ *
+ * <p>Such a repeated notification names this log's next index as the first available entry, not
+ * its start ({@link #firstAvailable}). A follower takes a fetched install to completion only on a
+ * notification whose first available index is at or past the one it started with, and that one may
+ * have come from a former leader whose log started later than this one's (chaos run: the leader
+ * died while a follower installed its checkpoint; the new leader's start was 11 000 entries earlier,
+ * every notification failed on the follower with "inProgressInstallSnapshotRequest … is not
+ * eligible", and with the third node down the group had no majority for 8 s, until that node came
+ * back). This log's next index is past every former leader's start: a start is at most a snapshot
+ * index + 1, a snapshot holds committed entries only, and every committed entry is in this log.
  */
 final class InstallNudgingAppender extends GrpcLogAppender {
     private static final Logger LOG = LoggerFactory.getLogger(InstallNudgingAppender.class);
@@ -58,6 +69,12 @@ final class InstallNudgingAppender extends GrpcLogAppender {
     private long watchedMatch = Long.MIN_VALUE;
     private long matchSince;
     private boolean warned;
+    /**
+     * Appender thread: whether this appender has nudged its follower. From then on every notification
+     * names this log's next index: one naming the start again would fail on a follower that began its
+     * install on the nudge.
+     */
+    private boolean nudged;
 
     InstallNudgingAppender(RaftServer.Division server, LeaderState state, FollowerInfo follower, long stallNanos,
                            AtomicLong nudges) {
@@ -78,7 +95,10 @@ final class InstallNudgingAppender extends GrpcLogAppender {
 
     @Override
     public boolean shouldInstallSnapshot(boolean hasSnapshot) {
-        boolean notify = super.shouldInstallSnapshot(hasSnapshot) || stuckInAnInstall(System.nanoTime());
+        boolean due = super.shouldInstallSnapshot(hasSnapshot);
+        boolean nudge = !due && stuckInAnInstall(System.nanoTime());
+        nudged |= nudge;
+        boolean notify = due || nudge;
         if (notify && oneNotificationPerAppender) {
             if (notified) {
                 waitUntilStopped();
@@ -87,6 +107,24 @@ final class InstallNudgingAppender extends GrpcLogAppender {
             notified = true;
         }
         return notify;
+    }
+
+    @Override
+    public TermIndex shouldNotifyToInstallSnapshot() {
+        TermIndex ratisChoice = super.shouldNotifyToInstallSnapshot();
+        return firstAvailable(ratisChoice, nudged, getServer().getInfo().getCurrentTerm(), getRaftLog().getNextIndex());
+    }
+
+    /**
+     * The first available entry a notification names: Ratis' choice (this log's start), or this
+     * log's next index once this appender has nudged its follower (see the class comment); null
+     * when there is no notification to send.
+     */
+    static TermIndex firstAvailable(TermIndex ratisChoice, boolean nudged, long term, long nextIndex) {
+        if (ratisChoice == null || !nudged || nextIndex <= ratisChoice.getIndex()) {
+            return ratisChoice;
+        }
+        return TermIndex.valueOf(term, nextIndex);
     }
 
     /** Tests only: hangs as an appender waiting for a lost reply does, until its leader steps down. */

@@ -56,4 +56,19 @@ final class PendingInstallWatchTest {
         assertEquals(30_646, InstallNudgingAppender.nextIndexForInconsistency(0, 0, 30_646),
                 "a log never purged sends entries, no checkpoint");
     }
+
+    /**
+     * Chaos run: a follower began installing on the old leader's notice (that log started at 25 074);
+     * the new leader's log started at 14 277, and every notification naming 14 277 failed on the
+     * follower ("inProgressInstallSnapshotRequest: 25074 is not eligible"). Once nudged, a follower
+     * is told this log's next index, past every former leader's start.
+     */
+    @Test
+    void aNudgedFollowerIsToldThisLogsNextIndexAsTheFirstAvailableEntry() {
+        org.apache.ratis.server.protocol.TermIndex start = org.apache.ratis.server.protocol.TermIndex.valueOf(10, 14_277);
+        assertEquals(start, InstallNudgingAppender.firstAvailable(start, false, 17, 28_925), "not nudged: Ratis' choice");
+        assertEquals(org.apache.ratis.server.protocol.TermIndex.valueOf(17, 28_925),
+                InstallNudgingAppender.firstAvailable(start, true, 17, 28_925));
+        assertNull(InstallNudgingAppender.firstAvailable(null, true, 17, 28_925), "nothing to notify");
+    }
 }
