@@ -91,6 +91,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ContactGuard contact;
     private final DiskGuard disk;
     private final PendingProposals pending;
+    private volatile RaftWarmUp warmUp;
 
     /**
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
@@ -160,6 +161,21 @@ public final class RaftNode implements Replicator, AutoCloseable {
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Runs the Raft leader's code once in throwaway servers ({@link RaftWarmUp}), on a thread of its
+     * own, so that this node's first leadership does not wait for the JVM to load it; {@link #close}
+     * stops it. Call after {@link #start()}.
+     */
+    public CompletableFuture<Boolean> warmUp(Duration budget) {
+        // On this node's own Raft host: a peer certificate names it (and is checked against it).
+        String self = group.getPeers().stream().filter(p -> p.getId().equals(selfId)).map(RaftPeer::getAddress)
+                .findFirst().orElse("127.0.0.1:0");
+        RaftWarmUp w = new RaftWarmUp(config.nodeId(), config.storageDir().getParent(), self.substring(0, self.lastIndexOf(':')),
+                org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(transport.parameters), budget);
+        warmUp = w;
+        return w.start();
     }
 
     /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
@@ -382,6 +398,10 @@ public final class RaftNode implements Replicator, AutoCloseable {
      */
     @Override
     public void close() throws IOException {
+        RaftWarmUp w = warmUp;
+        if (w != null) {
+            w.close();
+        }
         handOver();
         closing.set(true);
         watches.close();

@@ -182,6 +182,9 @@ public final class HourglassNode implements AutoCloseable {
                 security.enabled() ? bearer -> bearer != null && access.principalOfToken(bearer).isPresent() : null,
                 metrics::render, raft::readiness);
         stack.push("http", http::start, http);
+        if (config.warmUp()) {
+            raft.warmUp(java.time.Duration.ofSeconds(20)); // in the background; closed with the Raft node
+        }
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
                 nodeId, grpc.getPort(), http.port(), config.raft().raftPort());
     }

@@ -45,6 +45,9 @@ public final class TestNode implements AutoCloseable {
         settings.put("node.dataDir", dataDir.toString());
         settings.put("node.bindHost", "127.0.0.1");
         putPorts(settings);
+        // Off: the suites start hundreds of nodes, and the warm-up is a few CPU-seconds each. RaftWarmUpTest
+        // covers it, and the distribution (chaos runs, the peer harness) runs it as shipped.
+        settings.put("raft.warmUp", "false");
         settings.putAll(overrides);
     }
 
