@@ -184,6 +184,20 @@ final class HistoryCheckerTest {
     }
 
     @Test
+    void expiryIsJudgedByWhenTheServerSentTheDeliveryWhereRecorded() {
+        // Tolerance 200 ms. c1's copy was sent before expiry and slowed by the network; c2's was sent
+        // after it; c3's records a send stamp later than its receipt (clocks), so the receipt counts.
+        CheckReport report = check("""
+                {"type":"publish","process":"p","t":0,"id":"m1","topic":"a","dueAt":1000,"expiresAt":2000,"ok":true}
+                {"type":"deliver","process":"c1","t":2400,"id":"m1","topic":"a","group":"g1","consumer":"c1","attempt":1,"sentAt":1990}
+                {"type":"deliver","process":"c2","t":2400,"id":"m1","topic":"a","group":"g2","consumer":"c2","attempt":1,"sentAt":2300}
+                {"type":"deliver","process":"c3","t":2100,"id":"m1","topic":"a","group":"g3","consumer":"c3","attempt":1,"sentAt":2900}
+                """);
+        assertOnly(report, ViolationClass.EXPIRED, 1);
+        assertTrue(report.examples(ViolationClass.EXPIRED).get(0).contains("g2"));
+    }
+
+    @Test
     void aDeliveryToAGroupAfterItsConfirmedAckIsReported() {
         CheckReport report = check("""
                 {"type":"publish","process":"p","t":0,"id":"m1","topic":"a","dueAt":0,"expiresAt":0,"ok":true}

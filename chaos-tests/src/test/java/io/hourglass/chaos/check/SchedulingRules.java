@@ -100,10 +100,10 @@ final class SchedulingRules {
 
     /**
      * When a delivery started: the server's send time {@code sentAt} where recorded (never later
-     * than the receipt, whatever the clocks say), else the receipt {@code t}.
+     * than the receipt, whatever the clocks say; 0 is "not stamped"), else the receipt {@code t}.
      */
-    private static long deliveryStart(HistoryEvent d) {
-        return d.has("sentAt") ? Math.min(d.t(), d.num("sentAt")) : d.t();
+    static long deliveryStart(HistoryEvent d) {
+        return d.has("sentAt") && d.num("sentAt") > 0 ? Math.min(d.t(), d.num("sentAt")) : d.t();
     }
 
     /**

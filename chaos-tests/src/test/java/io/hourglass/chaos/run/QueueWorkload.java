@@ -104,7 +104,7 @@ final class QueueWorkload implements AutoCloseable {
             lastDeliveryMs.set(now);
             received.add((group.isEmpty() ? "*" + name : group) + "\u0000" + m.id());
             history.record("deliver", name, now, Map.of("id", m.id(), "topic", topic, "group", group,
-                    "consumer", name, "attempt", m.attempt(), "payload", m.payloadUtf8()));
+                    "consumer", name, "attempt", m.attempt(), "sentAt", m.deliveredAtMs(), "payload", m.payloadUtf8()));
             int roll;
             synchronized (local) {
                 roll = local.nextInt(100);
