@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code hourglass bench}: measures a cluster the way the side-by-side peer harness measures NATS,
  * RabbitMQ and Redis, in one command. Progress goes to stderr; the result is one JSON record on
- * stdout ({@code metric, messages, seconds, msgPerSec, errors, maxGapMs}, latencies as
+ * stdout ({@code metric, messages, seconds, msgPerSec, errors, maxGapMs} — the longest time without a
+ * publish acknowledged — and {@code maxGapEndedAtMs}, when it ended, epoch ms; latencies as
  * HdrHistogram percentiles {@code p50Ms, p99Ms, p999Ms, maxMs}, and {@code early} for schedule).
  *
  * <p>Each run uses a fresh topic ({@code bench-<epoch ms>} unless {@code --topic}) and the durable
@@ -119,6 +120,8 @@ final class BenchCommand implements Callable<Integer> {
         private final AtomicLong early = new AtomicLong();
         private final AtomicLong lastAckNanos = new AtomicLong();
         private final AtomicLong maxGapNanos = new AtomicLong();
+        /** When the longest gap ended, epoch milliseconds; written with a new maximum, under maxGapNanos' monitor. */
+        private long maxGapEndMs;
         private final Histogram latency = new Histogram(HIGHEST_NANOS, 3);
         /**
          * Where a delivered message's time went, in ms, by the timestamps the server puts in each
@@ -253,7 +256,12 @@ final class BenchCommand implements Callable<Integer> {
                 long now = System.nanoTime();
                 long last = lastAckNanos.getAndSet(now);
                 if (last != 0) {
-                    maxGapNanos.accumulateAndGet(now - last, Math::max);
+                    synchronized (maxGapNanos) {
+                        if (now - last > maxGapNanos.get()) {
+                            maxGapNanos.set(now - last);
+                            maxGapEndMs = System.currentTimeMillis();
+                        }
+                    }
                 }
             });
         }
@@ -347,6 +355,11 @@ final class BenchCommand implements Callable<Integer> {
             r.put("msgPerSec", Math.round(messages / Math.max(seconds, 1e-9)));
             r.put("errors", errors.get());
             r.put("maxGapMs", TimeUnit.NANOSECONDS.toMillis(maxGapNanos.get()));
+            synchronized (maxGapNanos) {
+                if (maxGapEndMs > 0) {
+                    r.put("maxGapEndedAtMs", maxGapEndMs);
+                }
+            }
             if (latencies) {
                 synchronized (latency) {
                     putPercentiles(r);

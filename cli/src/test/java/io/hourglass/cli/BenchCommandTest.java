@@ -48,7 +48,7 @@ class BenchCommandTest {
         List<String> lines = r.outLines();
         assertEquals(1, lines.size(), "one record: " + r.out());
         JsonNode record = JSON.readTree(lines.get(0));
-        for (String field : List.of("metric", "messages", "seconds", "msgPerSec", "errors", "maxGapMs")) {
+        for (String field : List.of("metric", "messages", "seconds", "msgPerSec", "errors", "maxGapMs", "maxGapEndedAtMs")) {
             assertTrue(record.has(field), field + " in " + record);
         }
         assertEquals(0, record.get("errors").asLong(), record.toString());
