@@ -63,7 +63,9 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.publish.entries.past.limit", publishes,
                         io.hourglass.core.command.PublishCoalescer::entriesPastLimit)
                 .description("Publish entries proposed past raft.publishEntriesInFlight because every entry out "
-                        + "had waited 50 ms (a failover or a stall)").register(registry);
+                        + "had waited " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
+                                io.hourglass.core.command.PublishCoalescer.STUCK_NANOS) + " ms (a failover or a stall)")
+                .register(registry);
     }
 
     /** Held here: a Micrometer gauge keeps only a weak reference to what it reads. */
