@@ -36,6 +36,7 @@ import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +66,8 @@ final class RaftWarmUp implements AutoCloseable {
     /** The throwaway servers' ids: what Ratis logs about them carries it (the server's log filter drops those lines). */
     static final String MEMBER_PREFIX = "hg-warmup-";
     private static final int WRITES = 200;
+    /** Below this much usable space on the data dir's file system the warm-up is skipped: the node's own log comes first. */
+    static final long MIN_FREE_BYTES = 512L << 20;
 
     private final String nodeId;
     private final Path parent;
@@ -72,6 +75,7 @@ final class RaftWarmUp implements AutoCloseable {
     private final CompletableFuture<Boolean> done = new CompletableFuture<>();
     private final Parameters tlsParameters;
     private final Duration budget;
+    private final long minFreeBytes;
     private final AtomicBoolean stop = new AtomicBoolean();
     private Thread thread;
     /** Only the warm-up's own thread sends. */
@@ -84,6 +88,12 @@ final class RaftWarmUp implements AutoCloseable {
      * @param tls    the node's peer TLS, or null for plain text
      */
     RaftWarmUp(String nodeId, Path parent, String host, GrpcTlsConfig tls, Duration budget) {
+        this(nodeId, parent, host, tls, budget, MIN_FREE_BYTES);
+    }
+
+    /** @param minFreeBytes below this much usable space on {@code parent}'s disk the warm-up is skipped */
+    RaftWarmUp(String nodeId, Path parent, String host, GrpcTlsConfig tls, Duration budget, long minFreeBytes) {
+        this.minFreeBytes = minFreeBytes;
         this.nodeId = nodeId;
         this.parent = parent;
         this.host = host;
@@ -131,11 +141,24 @@ final class RaftWarmUp implements AutoCloseable {
         }
     }
 
-    /** Runs the warm-up; returns whether every step ran. Never throws. */
+    /**
+     * Runs the warm-up; returns whether every step ran. Never throws. Skipped when the data dir's
+     * disk has less than {@link #MIN_FREE_BYTES} usable.
+     */
     boolean run() {
         long start = System.nanoTime();
         long deadline = start + budget.toNanos();
         deleteLeftovers(parent);
+        try {
+            long free = Files.getFileStore(parent).getUsableSpace();
+            if (free < minFreeBytes) {
+                LOG.info("{}: Raft warm-up skipped: {} MB usable on the data dir's disk, under {} MB", nodeId,
+                        free >> 20, minFreeBytes >> 20);
+                return false;
+            }
+        } catch (IOException e) {
+            LOG.debug("{}: reading the free space of {}: {}", nodeId, parent, e.toString());
+        }
         Path dir = null;
         List<RaftServer> servers = new ArrayList<>();
         try {
@@ -206,6 +229,11 @@ final class RaftWarmUp implements AutoCloseable {
         RaftServerConfigKeys.LeaderElection.setPreVote(p, true);
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, false);
+        // A few hundred small entries: small segments and buffers, little preallocated on disk.
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(1 << 20));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf(64 << 10));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf(64 << 10));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(128 << 10));
         RaftConfigKeys.Rpc.setType(p, new InstallNudgingAppender.Rpc());
         return p;
     }

@@ -50,6 +50,14 @@ class RaftWarmUpTest {
     }
 
     @Test
+    void aDiskWithLessThanTheMarginFreeIsLeftAlone() throws Exception {
+        // The node's own Raft log comes first (a chaos test's small tmpfs filled up once).
+        assertFalse(new RaftWarmUp("t4", dir, "127.0.0.1", null, Duration.ofSeconds(60), Long.MAX_VALUE).run());
+        assertEquals(List.of(), names(dir));
+        assertFalse(warmUpThreadsAlive());
+    }
+
+    @Test
     void aWarmUpOverItsBudgetGivesUp() throws Exception {
         assertFalse(new RaftWarmUp("t3", dir, "127.0.0.1", null, Duration.ofMillis(1)).run());
         assertEquals(List.of(), names(dir));
