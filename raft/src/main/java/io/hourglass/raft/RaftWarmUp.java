@@ -1,14 +1,12 @@
 package io.hourglass.raft;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -135,7 +133,7 @@ final class RaftWarmUp implements AutoCloseable {
             return;
         }
         try (Stream<Path> s = Files.list(parent)) {
-            s.filter(p -> p.getFileName().toString().startsWith(DIR_PREFIX)).forEach(RaftWarmUp::deleteTree);
+            s.filter(p -> p.getFileName().toString().startsWith(DIR_PREFIX)).forEach(CheckpointServer::deleteQuietly);
         } catch (IOException e) {
             LOG.debug("listing {}: {}", parent, e.toString());
         }
@@ -211,7 +209,7 @@ final class RaftWarmUp implements AutoCloseable {
                 }
             }
             if (dir != null) {
-                deleteTree(dir);
+                CheckpointServer.deleteQuietly(dir);
             }
         }
     }
@@ -318,20 +316,6 @@ final class RaftWarmUp implements AutoCloseable {
     private int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
             return s.getLocalPort();
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            LOG.debug("deleting {}: {}", dir, e.toString());
         }
     }
 
