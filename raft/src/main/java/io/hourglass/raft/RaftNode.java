@@ -304,6 +304,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return leader == null ? null : grpcAddressOf(leader.toString());
     }
 
+    /** Why this node may not stamp entries now ({@link ClockWatch#refusal()}), or null. */
+    String stampRefusal() {
+        return clockWatch.refusal();
+    }
+
     /**
      * See {@link GroupView#holdsLease()}; never while this node is not ready to lead, nor while its
      * clock is off the others' ({@link ClockWatch}): the dispatcher judges what is due by it.

@@ -108,8 +108,15 @@ final class TestGroup implements AutoCloseable {
         return nodes;
     }
 
+    /**
+     * Waits for exactly one leader that is also ready to stamp entries: a node that has just started
+     * refuses to until it has read the other voters' clocks ({@link ClockWatch}), which on a busy
+     * machine can come after its election.
+     */
     RaftNode awaitOneLeader() {
-        await().atMost(Duration.ofSeconds(60)).until(() -> nodes.values().stream().filter(RaftNode::isLeader).count() == 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> nodes.values().stream()
+                .filter(n -> n.isLeader() && n.stampRefusal() == null).count() == 1
+                && nodes.values().stream().filter(RaftNode::isLeader).count() == 1);
         return nodes.values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
     }
 
