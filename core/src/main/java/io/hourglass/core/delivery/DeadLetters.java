@@ -14,8 +14,11 @@ import org.slf4j.LoggerFactory;
  * The dispatcher, about to deliver a message to a group for one time too many, hands it here
  * instead; a {@code DeadLetterCmd} publishes the copy to the dead-letter topic and writes the
  * group's receipt in one batch. While it is being replicated the group is offered the message no
- * more; if it fails the message goes back to the group's redeliveries (a new leader counts again
- * from the replicated count and sends it again). Loop only; answers come back through {@code loop}.
+ * more; if it fails the message goes back to the group's redeliveries after a back-off that doubles
+ * with each failure of the same move ({@link #FIRST_RETRY_MS} to {@link #MAX_RETRY_MS}), so a leader
+ * that cannot commit (cut off by a partition, its clock refused) does not propose the move again and
+ * again as fast as the proposals fail; a new leader counts again from the replicated count and sends
+ * it again. Loop only; answers come back through {@code loop}.
  */
 final class DeadLetters {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
@@ -23,18 +26,32 @@ final class DeadLetters {
     private record Move(EventKey key, String group) {
     }
 
+    /** Offers a message whose move failed to its group again, {@code afterMs} from now. */
+    interface GiveBack {
+        void offerAgain(EventKey key, Recipient recipient, String topic, long afterMs);
+    }
+
+    /** The wait before a failed move is tried again the first time; it doubles with each failure. */
+    static final long FIRST_RETRY_MS = 100;
+    /** The longest wait between two tries of one move. */
+    static final long MAX_RETRY_MS = 10_000;
+    /** At most this many failing moves are remembered; beyond, the counts start again (bounded memory). */
+    private static final int MAX_FAILING = 4096;
+
     private final Replicator replicator;
     private final java.util.concurrent.Executor loop;
     private final BooleanSupplier leading;
-    private final Deferrals.Due giveBack;
+    private final GiveBack giveBack;
     private final DeliveryMetrics metrics;
     private final Set<Move> moving = new HashSet<>();
+    /** Consecutive failures of each move that failed and has not succeeded since. */
+    private final java.util.Map<Move, Integer> failures = new java.util.HashMap<>();
     /** Moves decided during a pass, proposed after it ({@link #proposeQueued}): never within its iteration. */
     private final java.util.List<Runnable> queued = new java.util.ArrayList<>();
 
     /** @param giveBack offers a message whose move failed to its group again */
     DeadLetters(Replicator replicator, java.util.concurrent.Executor loop, BooleanSupplier leading,
-                Deferrals.Due giveBack, DeliveryMetrics metrics) {
+                GiveBack giveBack, DeliveryMetrics metrics) {
         this.replicator = replicator;
         this.loop = loop;
         this.leading = leading;
@@ -82,16 +99,34 @@ final class DeadLetters {
                 return; // leadership changed meanwhile: the next leader decides again
             }
             if (e == null) {
+                failures.remove(m);
                 metrics.deadLettered.increment();
             } else if (leading.getAsBoolean()) {
-                LOG.warn("moving {} of group {} to {} failed, offered again: {}", key, group, deadLetterTopic, e.toString());
-                giveBack.redeliver(key, new Recipient.Group(group), topic);
+                long wait = retryAfterMs(m);
+                if (wait == FIRST_RETRY_MS) {
+                    LOG.warn("moving {} of group {} to {} failed, offered again in {} ms: {}", key, group,
+                            deadLetterTopic, wait, e.toString());
+                } else {
+                    LOG.debug("moving {} of group {} to {} failed again, offered again in {} ms: {}", key, group,
+                            deadLetterTopic, wait, e.toString());
+                }
+                giveBack.offerAgain(key, new Recipient.Group(group), topic, wait);
             }
         }));
+    }
+
+    /** The wait before the next try of a move that just failed: doubling from the first to the longest. */
+    private long retryAfterMs(Move m) {
+        if (failures.size() >= MAX_FAILING && !failures.containsKey(m)) {
+            failures.clear();
+        }
+        int n = failures.merge(m, 1, Integer::sum);
+        return Math.min(MAX_RETRY_MS, FIRST_RETRY_MS << Math.min(n - 1, 20));
     }
 
     void clear() {
         moving.clear();
         queued.clear();
+        failures.clear();
     }
 }

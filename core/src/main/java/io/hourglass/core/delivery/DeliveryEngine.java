@@ -62,8 +62,8 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
                 () -> inFlight.takeCounts(clock.millis() - COUNT_AFTER_MS), inFlight::recount);
         this.hub = new Hub(config.consumerQueueSize(), this::wake, clock::millis, metrics.expiredInBuffer::increment);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
-        dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic) -> {
-            dispatcher.redeliver(key, recipient, topic);
+        dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic, afterMs) -> {
+            dispatcher.defer(key, recipient, topic, clock.millis() + afterMs); // local: a failed move is not replicated
             requestPass();
         }, metrics), this::replicateDeferral);
         this.cancels = new Cancels(loop, () -> leading, store, replicator, inFlight, dispatcher, metrics,

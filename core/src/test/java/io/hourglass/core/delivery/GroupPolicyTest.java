@@ -238,16 +238,28 @@ class GroupPolicyTest {
     }
 
     @Test
-    void aFailedMoveOffersTheMessageAgain() {
+    void aFailedMoveOffersTheMessageAgainAfterABackOffThatDoubles() {
         configure("g", null, 1, "dlq");
         var c = f.subscribe("t", "g");
         EventKey key = f.publish("t", 0, 0, "m").get(0);
         f.engine.dispatchOnce();
-        f.replicator.failNext(1);
+        f.replicator.failNext(2);
         f.engine.nack(c.consumer, c.drain().get(0).tag());
         assertFalse(f.store.message(key).isEmpty(), "the move did not commit");
-        f.engine.dispatchOnce(); // offered again: moved this time
+        int failed = f.replicator.failedSoFar();
+        f.engine.dispatchOnce();
+        assertEquals(failed, f.replicator.failedSoFar(), "not proposed again before the back-off ran out");
+
+        f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
+        f.engine.dispatchOnce(); // tried again: fails a second time
+        assertFalse(f.store.message(key).isEmpty(), "the second try did not commit either");
+        f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
+        f.engine.dispatchOnce();
+        assertFalse(f.store.message(key).isEmpty(), "the second wait is twice the first");
+        f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
+        f.engine.dispatchOnce(); // moved this time
         assertTrue(f.store.message(key).isEmpty());
+        assertEquals(1, f.engine.metrics().deadLettered.sum());
         assertEquals(List.of(), c.drain(), "never delivered past the limit");
     }
 }

@@ -21,6 +21,7 @@ public final class LocalReplicator implements Replicator {
     private final List<Command> proposed = new ArrayList<>();
     private long index;
     private int failNext;
+    private int failed;
     private long stampLagMs;
 
     public LocalReplicator(StateApplier applier, Clock clock) {
@@ -31,6 +32,11 @@ public final class LocalReplicator implements Replicator {
 
     public synchronized void failNext(int n) {
         failNext = n;
+    }
+
+    /** How many proposals {@link #failNext} has failed so far. */
+    public synchronized int failedSoFar() {
+        return failed;
     }
 
     /**
@@ -71,6 +77,7 @@ public final class LocalReplicator implements Replicator {
     public synchronized CompletableFuture<CommandReply> propose(Command command) {
         if (failNext > 0) {
             failNext--;
+            failed++;
             return CompletableFuture.failedFuture(new UnavailableException("injected failure", null));
         }
         Command stamped = command.toBuilder().setStampedAtMs(clock.millis() - stampLagMs).build();
