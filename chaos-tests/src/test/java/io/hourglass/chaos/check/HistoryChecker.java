@@ -346,18 +346,48 @@ public final class HistoryChecker {
 
         private void checkDivergence() {
             Map<Long, Map<String, Set<String>>> byIndex = new TreeMap<>();
+            Map<Long, Map<String, String>> familiesByIndex = new TreeMap<>();
             for (HistoryEvent e : of("digest")) {
                 byIndex.computeIfAbsent(e.num("appliedIndex"), k -> new TreeMap<>())
                         .computeIfAbsent(e.str("digest"), k -> new TreeSet<>()).add(e.str("node"));
+                if (!e.str("families").isEmpty()) {
+                    familiesByIndex.computeIfAbsent(e.num("appliedIndex"), k -> new TreeMap<>())
+                            .put(e.str("digest"), e.str("families"));
+                }
             }
             byIndex.forEach((index, digests) -> {
                 if (digests.size() > 1) {
+                    String differing = differingFamilies(familiesByIndex.getOrDefault(index, Map.of()).values());
                     report.violation(ViolationClass.DIVERGENCE, "applied index " + index + ": "
                             + digests.entrySet().stream()
                                     .map(en -> en.getKey() + " on " + String.join(",", en.getValue()))
-                                    .collect(Collectors.joining("; ")));
+                                    .collect(Collectors.joining("; "))
+                            + (differing.isEmpty() ? "" : "; column families that differ: " + differing));
                 }
             });
+        }
+
+        /**
+         * The column families whose own digests differ among {@code families} (each as the server
+         * reports them, {@code {name=prefix:entries, …}}), with each version; empty with fewer than two.
+         */
+        private static String differingFamilies(java.util.Collection<String> families) {
+            if (families.size() < 2) {
+                return "";
+            }
+            Map<String, Set<String>> versions = new TreeMap<>();
+            for (String all : families) {
+                String body = all.startsWith("{") && all.endsWith("}") ? all.substring(1, all.length() - 1) : all;
+                for (String pair : body.split(", ")) {
+                    int eq = pair.indexOf('=');
+                    if (eq > 0) {
+                        versions.computeIfAbsent(pair.substring(0, eq), k -> new TreeSet<>()).add(pair.substring(eq + 1));
+                    }
+                }
+            }
+            return versions.entrySet().stream().filter(en -> en.getValue().size() > 1)
+                    .map(en -> en.getKey() + " (" + String.join(" vs ", en.getValue()) + ")")
+                    .collect(Collectors.joining(", "));
         }
 
         /** Each fault's availability figures (informational, never a violation), in order of start. */

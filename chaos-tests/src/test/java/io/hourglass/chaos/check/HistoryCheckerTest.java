@@ -389,6 +389,18 @@ final class HistoryCheckerTest {
     }
 
     @Test
+    void aDivergenceNamesTheColumnFamiliesThatDiffer() {
+        CheckReport report = check("""
+                {"type":"digest","process":"runner","t":100,"node":"n1","appliedIndex":42,"digest":"abc","families":"{events=aa:3, meta=mm:1, receipts=rr:2}"}
+                {"type":"digest","process":"runner","t":100,"node":"n2","appliedIndex":42,"digest":"abc","families":"{events=aa:3, meta=mm:1, receipts=rr:2}"}
+                {"type":"digest","process":"runner","t":100,"node":"n3","appliedIndex":42,"digest":"def","families":"{events=aa:3, meta=mm:1, receipts=qq:1}"}
+                """);
+        assertOnly(report, ViolationClass.DIVERGENCE, 1);
+        assertEquals("applied index 42: abc on n1,n2; def on n3; column families that differ: receipts (qq:1 vs rr:2)",
+                report.examples(ViolationClass.DIVERGENCE).get(0));
+    }
+
+    @Test
     void examplesAreCappedButCountsAreNot() {
         StringBuilder history = new StringBuilder();
         for (int i = 0; i < 8; i++) {

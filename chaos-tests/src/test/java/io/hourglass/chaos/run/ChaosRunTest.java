@@ -208,7 +208,8 @@ final class ChaosRunTest {
                                 StateDigestResponse d = c.admin().stateDigest();
                                 digests.add(d);
                                 history.record("digest", "runner", Map.of("node", d.getNodeId(),
-                                        "appliedIndex", d.getAppliedIndex(), "digest", d.getSha256()));
+                                        "appliedIndex", d.getAppliedIndex(), "digest", d.getSha256(),
+                                        "families", new java.util.TreeMap<>(d.getFamiliesMap()).toString()));
                             } catch (HourglassClientException e) {
                                 System.out.println("digest: " + e.getMessage());
                             }

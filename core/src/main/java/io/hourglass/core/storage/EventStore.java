@@ -366,8 +366,11 @@ public final class EventStore implements AutoCloseable {
         });
     }
 
-    /** The replicated state condensed: SHA-256 over every column family, and the position it covers. */
-    public record Digest(TermIndex applied, String sha256) {
+    /**
+     * The replicated state condensed: SHA-256 over every column family, and the position it covers;
+     * {@code families} holds each family's own digest prefix and entry count, to tell where two differ.
+     */
+    public record Digest(TermIndex applied, String sha256, java.util.Map<String, String> families) {
     }
 
     /**

@@ -338,7 +338,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             EventStore.Digest d = store.digest();
             return io.hourglass.api.v1.StateDigestResponse.newBuilder().setNodeId(raft.nodeId())
-                    .setAppliedIndex(d.applied().index()).setSha256(d.sha256()).build();
+                    .setAppliedIndex(d.applied().index()).setSha256(d.sha256()).putAllFamilies(d.families()).build();
         });
     }
 

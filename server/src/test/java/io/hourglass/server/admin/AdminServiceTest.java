@@ -200,5 +200,9 @@ class AdminServiceTest {
         var one = admin().stateDigest(io.hourglass.api.v1.StateDigestRequest.getDefaultInstance());
         assertEquals(64, one.getSha256().length());
         assertTrue(one.getAppliedIndex() > 0);
+        assertTrue(one.getFamiliesMap().keySet().containsAll(List.of("events", "meta", "receipts", "dedup")),
+                "a digest per column family: " + one.getFamiliesMap());
+        assertTrue(one.getFamiliesMap().get("events").matches("[0-9a-f]{16}:[1-9][0-9]*"),
+                "events holds the 20 messages (or what is left of them): " + one.getFamiliesMap());
     }
 }
