@@ -1,5 +1,6 @@
 package io.hourglass.server;
 
+import io.grpc.BindableService;
 import io.grpc.Server;
 import io.hourglass.core.command.PublishCoalescer;
 import io.hourglass.core.command.PublishValidator;
@@ -24,12 +25,14 @@ import io.hourglass.server.security.SecurityCounters;
 import io.hourglass.server.security.SecurityService;
 import io.hourglass.server.config.SecurityConfig;
 import io.hourglass.server.grpc.ClientPort;
+import io.hourglass.server.grpc.ReadinessHealth;
 import io.hourglass.server.grpc.StreamLimits;
 import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
 import java.nio.file.Path;
 import java.io.IOException;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -43,7 +46,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A Hourglass node: the composition root. Its components form a {@link ComponentStack}, started
  * in dependency order — store, metrics, delivery and rooms engines, Raft, stream pools, admin,
- * gRPC, HTTP — and closed in reverse by {@link #close()}, as the SIGTERM hook does. Both engines
+ * gRPC, its health service, HTTP — and closed in reverse by {@link #close()}, as the SIGTERM hook
+ * does, so gRPC health turns NOT_SERVING before the port stops. Both engines
  * follow this node's Raft leadership as listeners of {@link RaftNode}; a store failure, which
  * stops the Raft server, stops the whole node.
  */
@@ -153,13 +157,18 @@ public final class HourglassNode implements AutoCloseable {
         PemTls clientTls = security.clientTls() == null ? null : stack.push("client TLS", new PemTls("client port",
                 security.clientTls().certFile(), security.clientTls().keyFile(), security.clientCaFile(),
                 security.clientTls().reloadEvery(), false));
+        List<BindableService> services = List.of(
+                new BrokerService(publishes, engine, validator, writer, metrics, streamLimits),
+                roomsService, admin, new SecurityService(raft, securityRecords, security.enabled()));
+        // grpc.health.v1 answers what /readyz does, for each of these services and for the server ("").
+        ReadinessHealth health = new ReadinessHealth(nodeId, raft::readiness,
+                services.stream().map(s -> s.bindService().getServiceDescriptor().getName()).toList());
         var builder = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
-                        config.limits().maxBatchBytes() * 2,
-                        clientTls == null ? null : ClientPort.serverTls(clientTls, security.clientAuth()))
-                .addService(new BrokerService(publishes, engine, validator, writer, metrics, streamLimits))
-                .addService(roomsService)
-                .addService(admin)
-                .addService(new SecurityService(raft, securityRecords, security.enabled()));
+                config.limits().maxBatchBytes() * 2,
+                clientTls == null ? null : ClientPort.serverTls(clientTls, security.clientAuth()));
+        services.forEach(builder::addService);
+        ClientPort.reflection().forEach(builder::addService);
+        builder.addService(health.service());
         if (security.enabled()) {
             builder.intercept(new AuthInterceptor(access, securityCounters)); // added last: runs first
         } else {
@@ -178,6 +187,8 @@ public final class HourglassNode implements AutoCloseable {
                 grpc.shutdownNow();
             }
         });
+        // Closed before the port: every status turns NOT_SERVING while the port still answers.
+        stack.push("grpc health", health::start, health);
         http = new HealthHttpServer(config.bindHost(), config.http(), clientTls == null ? null : clientTls.keyManager(),
                 security.enabled() ? bearer -> bearer != null && access.principalOfToken(bearer).isPresent() : null,
                 metrics::render, raft::readiness);

@@ -1,15 +1,19 @@
 package io.hourglass.server.grpc;
 
+import io.grpc.BindableService;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.hourglass.raft.tls.PemTls;
 import io.hourglass.server.config.SecurityConfig;
 import javax.net.ssl.SSLException;
 import io.hourglass.server.config.GrpcConfig;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -47,6 +51,16 @@ public final class ClientPort {
                 // The last interceptor added runs first: bounding wraps the call the mapping closes.
                 .intercept(new ErrorStatusInterceptor())
                 .intercept(new BoundedStatusInterceptor());
+    }
+
+    /**
+     * Server reflection, which lists the port's services and serves their schemas to tools such as
+     * {@code grpcurl}: {@code grpc.reflection.v1}, and the {@code v1alpha} that older tools still ask for.
+     * With security on it needs credentials like any call ({@code AuthInterceptor}).
+     */
+    @SuppressWarnings("deprecation") // the v1alpha service: deprecated upstream in favour of v1, kept for older tools
+    public static List<BindableService> reflection() {
+        return List.of(ProtoReflectionServiceV1.newInstance(), ProtoReflectionService.newInstance());
     }
 
     /**

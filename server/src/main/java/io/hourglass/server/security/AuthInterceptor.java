@@ -48,6 +48,11 @@ import javax.net.ssl.SSLSession;
  * topic of a publish, the {@code init} frame of a subscription, each room a session subscribes to.
  * A method without a rule is refused. A refusal is PERMISSION_DENIED naming the permission and
  * resource, and an audit line; admin calls are audited with their outcome.
+ *
+ * <p>Server reflection needs credentials but no grant, as {@code WhoAmI} does: it tells an
+ * authenticated caller the schema of the public API. The health checks ({@link #PROBES}) are the one
+ * exception to authentication, as {@code /healthz} and {@code /readyz} are on the HTTP port: a kubelet's
+ * gRPC probe presents no credentials, and they reveal only whether the node is ready.
  */
 public final class AuthInterceptor implements ServerInterceptor {
     private static final Metadata.Key<String> AUTHORIZATION =
@@ -73,6 +78,8 @@ public final class AuthInterceptor implements ServerInterceptor {
             "hourglass.v1.Security", Rule.admin());
     private static final Map<String, Rule> RULES = Map.ofEntries(
             Map.entry("hourglass.v1.Security/WhoAmI", Rule.open()),
+            Map.entry("grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Rule.open()),
+            Map.entry("grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Rule.open()),
             Map.entry("hourglass.v1.Broker/Publish", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
             Map.entry("hourglass.v1.Broker/PublishStream", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
             Map.entry("hourglass.v1.Broker/Cancel", Rule.each(Permission.PUBLISH, m -> List.of(((CancelRequest) m).getTopic()))),
@@ -89,6 +96,12 @@ public final class AuthInterceptor implements ServerInterceptor {
             Map.entry("hourglass.v1.Rooms/Metrics", Rule.each(Permission.ROOMS, m -> List.of("*"))),
             Map.entry("hourglass.v1.Rooms/Configure", Rule.each(Permission.ADMIN,
                     m -> List.of(((RoomConfigureRequest) m).getRoom()))));
+
+    /**
+     * Methods served without credentials: the standard health checks, by name (a method added to the
+     * health service later is refused until it is listed here).
+     */
+    private static final Set<String> PROBES = Set.of("grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch");
 
     private final AccessControl access;
     private final SecurityCounters counters;
@@ -123,6 +136,9 @@ public final class AuthInterceptor implements ServerInterceptor {
     public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
                                                         ServerCallHandler<Q, R> next) {
         String method = call.getMethodDescriptor().getFullMethodName();
+        if (PROBES.contains(method)) {
+            return next.startCall(call, headers);
+        }
         String rpc = method.substring(method.lastIndexOf('.') + 1);
         String principal;
         try {
