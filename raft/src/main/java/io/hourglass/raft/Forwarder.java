@@ -20,6 +20,7 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
@@ -306,6 +307,11 @@ final class Forwarder implements AutoCloseable {
             if (reply != null) {
                 e = reply.getException();
             }
+            if (!to.equals(selfId) && (e instanceof NotLeaderException || e instanceof LeaderNotReadyException)) {
+                // Ratis closes its whole unordered stream to a server on either answer (and fails every
+                // request on it with it): the next attempt to that server needs a new connection.
+                reset(to, e);
+            }
             if (e instanceof NotLeaderException nle) {
                 if (nle.getPeers() != null && !nle.getPeers().isEmpty()) {
                     rpc.addRaftPeers(nle.getPeers());
@@ -347,6 +353,15 @@ final class Forwarder implements AutoCloseable {
                 later(null);
             } else if (e instanceof ResourceUnavailableException) {
                 later(to);
+            } else if (reply == null && e instanceof AlreadyClosedException) {
+                // The stream was closed under it (an answer above, or a reset): nothing reached the
+                // server, so nothing says it is slow. Send again soon on a new connection, without the
+                // pause doubling: doubling added up to 150-300 ms after each failover and transfer.
+                reset(to, e);
+                synchronized (this) {
+                    sleepMs = FIRST_SLEEP_MS;
+                }
+                later(null);
             } else if (reply != null) {
                 result.complete(reply); // refused by the state machine, or another answer no retry mends
             } else {
