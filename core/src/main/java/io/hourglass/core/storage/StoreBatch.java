@@ -144,12 +144,17 @@ public final class StoreBatch implements AutoCloseable {
         put(db.meta, StoreKeys.peerKey(id), grpcAddress.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Sets the durable groups of a topic (empty removes the topic from the registry). */
+    /**
+     * Sets the durable groups of a topic (empty removes the topic from the registry). The names are
+     * stored sorted: a set's iteration order is no contract (the registry's immutable sets even order
+     * their elements by a seed each JVM draws at start), and every replica must write the same bytes.
+     */
     public void putTopicGroups(String topic, Set<String> groups) {
         if (groups.isEmpty()) {
             delete(db.meta, StoreKeys.topicKey(topic));
         } else {
-            put(db.meta, StoreKeys.topicKey(topic), TopicGroups.newBuilder().addAllGroups(groups).build().toByteArray());
+            put(db.meta, StoreKeys.topicKey(topic),
+                    TopicGroups.newBuilder().addAllGroups(new java.util.TreeSet<>(groups)).build().toByteArray());
         }
         registryChanges.put(topic, new HashSet<>(groups));
     }
