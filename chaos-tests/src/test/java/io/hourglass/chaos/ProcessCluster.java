@@ -30,7 +30,7 @@ public final class ProcessCluster implements AutoCloseable {
     }
 
     /** Creates (does not start) {@code size} nodes {@code n1 … nN} in {@code runDir}. */
-    static ProcessCluster create(Distribution distribution, Path runDir, int size) {
+    public static ProcessCluster create(Distribution distribution, Path runDir, int size) {
         return create(distribution, runDir, size, java.util.Map.of());
     }
 
@@ -73,12 +73,29 @@ public final class ProcessCluster implements AutoCloseable {
         return ports;
     }
 
-    List<ServerProcess> nodes() {
+    public List<ServerProcess> nodes() {
         return nodes;
     }
 
+    /** The node whose client gRPC address is {@code address} ({@code 127.0.0.1:port}). */
+    public ServerProcess nodeAt(String address) {
+        return nodes.stream().filter(n -> n.ports().grpcAddress().equals(address)).findFirst()
+                .orElseThrow(() -> new AssertionError("no node listens on " + address + "; nodes: " + nodes.stream()
+                        .map(n -> n.nodeId() + "=" + n.ports().grpcAddress()).toList()));
+    }
+
+    /** The last {@code lines} lines of every node's output, for failure reports. */
+    public String outputTails(int lines) {
+        StringBuilder b = new StringBuilder();
+        for (ServerProcess n : nodes) {
+            b.append("\n===== last ").append(lines).append(" lines of ").append(n.nodeId()).append(" (")
+                    .append(n.outputFile()).append(") =====\n").append(n.outputTail(lines)).append('\n');
+        }
+        return b.toString();
+    }
+
     /** Every node's client gRPC address, {@code 127.0.0.1:port}, in node order. */
-    List<String> clientAddresses() {
+    public List<String> clientAddresses() {
         return nodes.stream().map(n -> n.ports().grpcAddress()).toList();
     }
 
@@ -86,7 +103,7 @@ public final class ProcessCluster implements AutoCloseable {
      * Launches every node, then waits until each answers {@code /readyz}: a group member is
      * ready only once a quorum has elected a leader, so they must all be running first.
      */
-    void startAll(Duration readyTimeout) {
+    public void startAll(Duration readyTimeout) {
         nodes.forEach(ServerProcess::start);
         nodes.forEach(n -> n.awaitReady(readyTimeout));
     }
@@ -95,7 +112,7 @@ public final class ProcessCluster implements AutoCloseable {
      * Waits until exactly one running node reports itself leader and returns it. Killed nodes
      * are not asked; a node that does not answer counts as not leading.
      */
-    ServerProcess awaitLeader(Duration timeout) {
+    public ServerProcess awaitLeader(Duration timeout) {
         try {
             return await("a single leader").atMost(timeout).pollInterval(POLL)
                     .until(this::soleLeader, Optional::isPresent).orElseThrow();
@@ -111,7 +128,7 @@ public final class ProcessCluster implements AutoCloseable {
     }
 
     /** What each node's gauge says right now, for failure messages. */
-    String leadershipReport() {
+    public String leadershipReport() {
         return nodes.stream().map(n -> n.nodeId() + (n.isAlive()
                         ? " leader=" + leaderGauge(n).map(String::valueOf).orElse("?")
                         : " down"))
