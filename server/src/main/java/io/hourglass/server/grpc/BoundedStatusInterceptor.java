@@ -10,7 +10,9 @@ import io.grpc.Status;
 /**
  * Bounds the description of every status a service closes a call with ({@link StatusMapper#bounded}),
  * whichever service and code path produced it: the guarantee that no reply echoes a client's
- * oversized input back into a response header sits here, once, not in each error message.
+ * oversized input back into a response header sits here, once, not in each error message. For the
+ * same reason the error details of an exceeded limit are added here ({@link StatusMapper#closing}):
+ * limits are refused on many paths, streams and unary calls alike, and every one closes through here.
  */
 public final class BoundedStatusInterceptor implements ServerInterceptor {
     @Override
@@ -19,7 +21,7 @@ public final class BoundedStatusInterceptor implements ServerInterceptor {
         return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
-                super.close(StatusMapper.bounded(status), trailers);
+                super.close(StatusMapper.closing(status, trailers), trailers);
             }
         }, headers);
     }

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -13,6 +16,7 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
@@ -27,6 +31,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +42,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A unary handler refuses by throwing: over a real client port ({@link ClientPort}, Netty on a loopback
- * port), the client reads the exception's status and message, bounded, instead of UNKNOWN.
+ * port), the client reads the exception's status and message, bounded, instead of UNKNOWN — and, for a
+ * redirect to the leader or an exceeded limit, the {@code google.rpc} error details.
  */
 @Timeout(60)
 class ErrorStatusInterceptorTest {
@@ -87,6 +93,7 @@ class ErrorStatusInterceptorTest {
             case "already-exists" -> throw new AlreadyExistsException("n2 is already a member of the cluster");
             case "failed-precondition" -> throw new FailedPreconditionException("n1 is the leader");
             case "invalid" -> throw new InvalidRequestException("topic must not be empty");
+            case "too-big" -> throw new InvalidRequestException("payload is 9 bytes; the limit is 8 (limits.maxPayloadBytes)");
             case "not-leader" -> throw new NotLeaderException("127.0.0.1:7002");
             case "huge" -> throw new NotFoundException("no topic '" + HUGE + "'");
             case "bug" -> throw new IllegalStateException("a bug");
@@ -130,6 +137,30 @@ class ErrorStatusInterceptorTest {
         StatusRuntimeException e = refusal("not-leader");
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertEquals("127.0.0.1:7002", e.getTrailers().get(StatusMapper.LEADER_KEY));
+    }
+
+    @Test
+    void notLeaderCarriesAnErrorInfoBesideTheTrailer() throws InvalidProtocolBufferException {
+        StatusRuntimeException e = refusal("not-leader");
+        com.google.rpc.Status details = StatusProto.fromThrowable(e);
+        assertEquals(Status.Code.UNAVAILABLE.value(), details.getCode());
+        ErrorInfo info = details.getDetails(0).unpack(ErrorInfo.class);
+        assertEquals("NOT_LEADER", info.getReason());
+        assertEquals("hourglass.io", info.getDomain());
+        assertEquals(Map.of("leader", "127.0.0.1:7002"), info.getMetadataMap());
+        assertEquals("127.0.0.1:7002", e.getTrailers().get(StatusMapper.LEADER_KEY), "the trailer stays for old clients");
+    }
+
+    @Test
+    void anExceededLimitIsNamedInTheErrorDetails() throws InvalidProtocolBufferException {
+        StatusRuntimeException e = refusal("too-big");
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertEquals("payload is 9 bytes; the limit is 8 (limits.maxPayloadBytes)", e.getStatus().getDescription());
+        com.google.rpc.Status details = StatusProto.fromThrowable(e);
+        assertEquals(Map.of("limit", "limits.maxPayloadBytes"),
+                details.getDetails(0).unpack(ErrorInfo.class).getMetadataMap());
+        assertEquals("LIMIT_EXCEEDED", details.getDetails(1).unpack(BadRequest.class).getFieldViolations(0).getReason());
+        assertEquals(0, StatusProto.fromThrowable(refusal("invalid")).getDetailsCount(), "a refusal for no limit has none");
     }
 
     @Test
