@@ -39,12 +39,14 @@ import java.util.List;
  *        download), or null for plain text
  * @param minFreeDiskBytes {@code node.minFreeDiskMb} (128 MiB; 0 = off): a node stops once the file system
  *        of its data has less free space, and does not start with less (see {@code io.hourglass.raft.disk})
+ * @param appendWaitMin {@code raft.appendWaitMin} (5ms): the least time between two append requests
+ *        a leader sends one follower (Ratis' {@code raft.server.log.appender.wait-time.min})
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
                          long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Duration leaderExitStagger,
                          Duration handOverTimeout, Duration maxClockSkew, Path checkpointDir, int maxCheckpointDownloads,
-                         boolean join, PeerTls peerTls, long minFreeDiskBytes) {
+                         boolean join, PeerTls peerTls, long minFreeDiskBytes, Duration appendWaitMin) {
 
     /**
      * This node's certificate and key and the CA that signs every node's (PEM files, reloaded when
@@ -68,11 +70,16 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
     public static final int DEFAULT_MIN_FREE_DISK_MB = 128;
     /** Bytes in a MiB, the unit of {@code node.minFreeDiskMb}. */
     public static final long MIB = 1L << 20;
+    /** {@code raft.appendWaitMin}'s default. */
+    public static final Duration DEFAULT_APPEND_WAIT_MIN = Duration.ofMillis(5);
 
     public RaftConfig {
         peers = List.copyOf(peers);
         if (electionTimeoutMax.compareTo(electionTimeoutMin) <= 0) {
             throw new ConfigException("raft.electionTimeoutMax must be greater than raft.electionTimeoutMin");
+        }
+        if (appendWaitMin.isNegative()) {
+            throw new ConfigException("raft.appendWaitMin must not be negative");
         }
         if (minFreeDiskBytes < 0) {
             throw new ConfigException("node.minFreeDiskMb must not be negative");
@@ -100,7 +107,8 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 dataDir.resolve("checkpoints"),
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")), null,
-                s.integer("node.minFreeDiskMb", DEFAULT_MIN_FREE_DISK_MB, 0, Integer.MAX_VALUE) * MIB);
+                s.integer("node.minFreeDiskMb", DEFAULT_MIN_FREE_DISK_MB, 0, Integer.MAX_VALUE) * MIB,
+                s.duration("raft.appendWaitMin", DEFAULT_APPEND_WAIT_MIN, Duration.ZERO));
     }
 
     /** Parses {@code id=host:raftPort:grpcPort,...}. */

@@ -40,6 +40,10 @@ final class RatisSettings {
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
         // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
+        // Ratis waits at least this long after an append request to a follower before the next one
+        // (10 ms by default): at a paced load, each entry then waited for the next 10 ms tick before
+        // it even left the leader (see raft.appendWaitMin).
+        RaftServerConfigKeys.Log.Appender.setWaitTimeMin(p, millis(config.appendWaitMin().toMillis()));
         // gRPC, with an appender that un-sticks a follower whose fetched checkpoint Ratis would never install.
         RaftConfigKeys.Rpc.setType(p, new InstallNudgingAppender.Rpc());
         SizeInBytes entryLimit = SizeInBytes.valueOf(entryLimitBytes(maxEntryBytes));

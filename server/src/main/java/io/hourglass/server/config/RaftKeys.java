@@ -104,11 +104,20 @@ public final class RaftKeys {
                     + "not wait for the JVM to load that code (measured: 100-150 ms of a kill -9 failover on 2 "
                     + "cores). Off: nothing is run.");
 
+    public static final ConfigKey<Duration> APPEND_WAIT_MIN = ConfigKey.duration(
+            "raft.appendWaitMin", "5ms", "0ms",
+            "The least time the leader leaves between two append requests to one follower (Ratis' "
+                    + "raft.server.log.appender.wait-time.min, 10 ms there): entries that arrive meanwhile share the "
+                    + "next request. Measured on 2 cores, 3 nodes, 1 KiB, against Ratis' 10 ms: 5 ms cuts "
+                    + "publish→deliver p50 at a paced 1000 msg/s from 43 to 25 ms for 16 % more CPU per message at "
+                    + "that rate, with publish throughput as high or higher; 0 sends every entry at once and costs "
+                    + "about 30 % more CPU for no lower latency.");
+
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
             LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
-            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, WARM_UP);
+            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP);
 
     private RaftKeys() {
     }
@@ -121,6 +130,6 @@ public final class RaftKeys {
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
                 HAND_OVER_TIMEOUT.read(s), MAX_CLOCK_SKEW.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
-                JOIN.read(s), peerTls, minFreeDisk);
+                JOIN.read(s), peerTls, minFreeDisk, APPEND_WAIT_MIN.read(s));
     }
 }
