@@ -198,6 +198,29 @@ public final class Subscription implements AutoCloseable {
         terminate(failure);
     }
 
+    /**
+     * The pause before subscribe attempt {@code failures + 1}, {@code downNanos} into an outage.
+     * Told where the leader is, the first time: at once. Early in an outage (the first
+     * {@link #ELECTION_WINDOW}), while no server names a leader or while servers point at one (a
+     * failover: the first server asked may still name the old leader, the new one may refuse until
+     * it is ready), every {@link #ELECTION_RETRY}: the doubling backoff made a subscriber that was
+     * sent around during a failover wait 200-800 ms after the new leader was ready. Later, the
+     * doubling backoff.
+     */
+    static Duration reconnectWait(SubscribeOptions options, int failures, boolean redirected, boolean electing,
+                                  long downNanos) {
+        if (redirected && failures == 1) {
+            return Duration.ZERO;
+        }
+        if ((electing || redirected) && downNanos < ELECTION_WINDOW.toNanos()) {
+            return options.initialBackoff().compareTo(ELECTION_RETRY) < 0 ? options.initialBackoff() : ELECTION_RETRY;
+        }
+        Duration max = electing && options.maxBackoff().compareTo(ELECTION_BACKOFF) > 0 ? ELECTION_BACKOFF
+                : options.maxBackoff();
+        return RetryPolicy.backoff(options.initialBackoff().compareTo(max) > 0 ? max : options.initialBackoff(), max,
+                failures);
+    }
+
     /** Schedules the next stream, or returns why not. Caller holds lock. */
     private HourglassClientException scheduleReconnect(ConsumerStream stream, Status status) {
         boolean redirected = false;
@@ -210,18 +233,7 @@ public final class Subscription implements AutoCloseable {
         // Each attempt costs a refused call or connection, nothing more.
         boolean electing = status.getCode() == Status.Code.UNAVAILABLE && stream.leaderHint() == null
                 && !stream.stalledOut();
-        Duration max = electing && options.maxBackoff().compareTo(ELECTION_BACKOFF) > 0 ? ELECTION_BACKOFF
-                : options.maxBackoff();
-        // Told where the leader is: go there at once, the first time.
-        Duration wait;
-        if (redirected && failures == 1) {
-            wait = Duration.ZERO;
-        } else if (electing && System.nanoTime() - downSince < ELECTION_WINDOW.toNanos()) {
-            wait = options.initialBackoff().compareTo(ELECTION_RETRY) < 0 ? options.initialBackoff() : ELECTION_RETRY;
-        } else {
-            wait = RetryPolicy.backoff(options.initialBackoff().compareTo(max) > 0 ? max : options.initialBackoff(), max,
-                    failures);
-        }
+        Duration wait = reconnectWait(options, failures, redirected, electing, System.nanoTime() - downSince);
         long down = System.nanoTime() + wait.toNanos() - downSince;
         if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
             String description = StatusMapping.describe(status);
