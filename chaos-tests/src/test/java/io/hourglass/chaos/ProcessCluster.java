@@ -84,16 +84,6 @@ public final class ProcessCluster implements AutoCloseable {
                         .map(n -> n.nodeId() + "=" + n.ports().grpcAddress()).toList()));
     }
 
-    /** The last {@code lines} lines of every node's output, for failure reports. */
-    public String outputTails(int lines) {
-        StringBuilder b = new StringBuilder();
-        for (ServerProcess n : nodes) {
-            b.append("\n===== last ").append(lines).append(" lines of ").append(n.nodeId()).append(" (")
-                    .append(n.outputFile()).append(") =====\n").append(n.outputTail(lines)).append('\n');
-        }
-        return b.toString();
-    }
-
     /** Every node's client gRPC address, {@code 127.0.0.1:port}, in node order. */
     public List<String> clientAddresses() {
         return nodes.stream().map(n -> n.ports().grpcAddress()).toList();

@@ -11,12 +11,12 @@ import org.junit.jupiter.api.extension.TestWatcher;
  * what the servers were doing. JUnit calls it after {@code @AfterEach}; by then the nodes are
  * stopped, but their output files stay. Register it with {@code @RegisterExtension}.
  */
-final class ServerLogsOnFailure implements TestWatcher {
+public final class ServerLogsOnFailure implements TestWatcher {
     private static final int TAIL_LINES = 80;
 
     private final List<ServerProcess> watched = new CopyOnWriteArrayList<>();
 
-    void watch(Collection<ServerProcess> nodes) {
+    public void watch(Collection<ServerProcess> nodes) {
         watched.addAll(nodes);
     }
 

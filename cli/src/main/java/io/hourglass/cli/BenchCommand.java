@@ -119,8 +119,9 @@ final class BenchCommand implements Callable<Integer> {
         private final AtomicLong delivered = new AtomicLong();
         private final AtomicLong early = new AtomicLong();
         private final AtomicLong lastAckNanos = new AtomicLong();
-        private final AtomicLong maxGapNanos = new AtomicLong();
-        /** When the longest gap ended, epoch milliseconds; written with a new maximum, under maxGapNanos' monitor. */
+        /** Guards the longest gap between two acks and when it ended (epoch ms). */
+        private final Object gapLock = new Object();
+        private long maxGapNanos;
         private long maxGapEndMs;
         private final Histogram latency = new Histogram(HIGHEST_NANOS, 3);
         /**
@@ -256,9 +257,9 @@ final class BenchCommand implements Callable<Integer> {
                 long now = System.nanoTime();
                 long last = lastAckNanos.getAndSet(now);
                 if (last != 0) {
-                    synchronized (maxGapNanos) {
-                        if (now - last > maxGapNanos.get()) {
-                            maxGapNanos.set(now - last);
+                    synchronized (gapLock) {
+                        if (now - last > maxGapNanos) {
+                            maxGapNanos = now - last;
                             maxGapEndMs = System.currentTimeMillis();
                         }
                     }
@@ -354,8 +355,8 @@ final class BenchCommand implements Callable<Integer> {
             r.put("seconds", Math.round(seconds * 1000) / 1000.0);
             r.put("msgPerSec", Math.round(messages / Math.max(seconds, 1e-9)));
             r.put("errors", errors.get());
-            r.put("maxGapMs", TimeUnit.NANOSECONDS.toMillis(maxGapNanos.get()));
-            synchronized (maxGapNanos) {
+            synchronized (gapLock) {
+                r.put("maxGapMs", TimeUnit.NANOSECONDS.toMillis(maxGapNanos));
                 if (maxGapEndMs > 0) {
                     r.put("maxGapEndedAtMs", maxGapEndMs);
                 }

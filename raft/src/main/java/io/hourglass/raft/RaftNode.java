@@ -65,6 +65,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public static final RaftGroupId GROUP_ID =
             RaftGroupId.valueOf(UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(StandardCharsets.UTF_8)));
 
+    /**
+     * The id prefix of the throwaway members {@link #warmUp} runs: what a log filter matches to keep
+     * their expected warnings out of the node's log.
+     */
+    public static final String WARM_UP_MEMBER_PREFIX = "hg-warmup-";
+
     /** Committed entries a follower may still have to apply and count as caught up. */
     static final long READY_MAX_LAG = GroupView.READY_MAX_LAG;
 

@@ -62,7 +62,7 @@ final class RaftWarmUp implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftWarmUp.class);
     static final String DIR_PREFIX = "warmup-";
     /** The throwaway servers' ids: what Ratis logs about them carries it (the server's log filter drops those lines). */
-    static final String MEMBER_PREFIX = "hg-warmup-";
+    static final String MEMBER_PREFIX = RaftNode.WARM_UP_MEMBER_PREFIX;
     private static final int WRITES = 200;
     /** Below this much usable space on the data dir's file system the warm-up is skipped: the node's own log comes first. */
     static final long MIN_FREE_BYTES = 512L << 20;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hourglass.chaos.Distribution;
 import io.hourglass.chaos.ProcessCluster;
+import io.hourglass.chaos.ServerLogsOnFailure;
 import io.hourglass.chaos.ServerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,9 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.extension.TestWatcher;
 
 /**
  * The Python and Node.js quick-start examples ({@code examples/}) run as a user runs them, against
@@ -73,14 +72,7 @@ final class ClientExamplesTest {
     private ExampleProcess example;
 
     @RegisterExtension
-    final TestWatcher nodeLogsOnFailure = new TestWatcher() {
-        @Override
-        public void testFailed(ExtensionContext context, Throwable cause) {
-            if (cluster != null) {
-                System.out.println(context.getDisplayName() + " failed" + cluster.outputTails(60));
-            }
-        }
-    };
+    final ServerLogsOnFailure serverLogs = new ServerLogsOnFailure();
 
     @BeforeEach
     void locateDistribution() {
@@ -116,6 +108,7 @@ final class ClientExamplesTest {
 
     private void runThroughALeaderKill(String name, List<String> command, Map<String, String> env) {
         cluster = ProcessCluster.create(distribution, runDir, 3);
+        serverLogs.watch(cluster.nodes());
         cluster.startAll(READY_TIMEOUT);
         ServerProcess leader = cluster.awaitLeader(LEADER_TIMEOUT);
         List<String> followers = cluster.nodes().stream().filter(n -> n != leader)

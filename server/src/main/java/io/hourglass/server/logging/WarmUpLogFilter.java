@@ -15,7 +15,7 @@ import org.slf4j.Marker;
  */
 public final class WarmUpLogFilter extends TurboFilter {
     /** The prefix of the warm-up members' ids (io.hourglass.raft.RaftWarmUp). */
-    static final String MEMBER_PREFIX = "hg-warmup-";
+    static final String MEMBER_PREFIX = io.hourglass.raft.RaftNode.WARM_UP_MEMBER_PREFIX; // a constant: inlined, loads nothing
 
     @Override
     public FilterReply decide(Marker marker, Logger logger, Level level, String format, Object[] params, Throwable t) {
