@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -85,12 +86,18 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--topic", paramLabel = "T", description = "Topic (default bench-<epoch ms>).")
     private String topic;
 
+    @Option(names = "--topics", paramLabel = "N", description = "Spread the messages over N topics, T-0 … T-(N-1), "
+            + "one after the other, each consumed by its own subscription (default 1: the topic T itself). With "
+            + "cluster.shards the topics spread over the shards and their leaders.")
+    private int topics = 1;
+
     @Override
     public Integer call() throws Exception {
         if (size < 16 || window < 1 || rate < 1 || (count != null && count < 1) || duration.isZero()
-                || lead.isNegative()) {
+                || lead.isNegative() || topics < 1 || topics > 10_000) {
             throw new CommandLine.ParameterException(spec.commandLine(),
-                    "--size must be at least 16, --window, --rate, --count and --duration positive and --lead not negative");
+                    "--size must be at least 16, --window, --rate, --count and --duration positive, --lead not negative and "
+                            + "--topics between 1 and 10000");
         }
         String t = topic != null ? topic : "bench-" + System.currentTimeMillis();
         Run run = new Run(t, spec.commandLine().getErr());
@@ -113,6 +120,9 @@ final class BenchCommand implements Callable<Integer> {
     /** One measurement: its topic, counters and histogram. */
     private final class Run {
         private final String topic;
+        /** The topics the messages go to, one after the other ({@code --topics}). */
+        private final String[] names;
+        private final AtomicLong nextName = new AtomicLong();
         private final PrintWriter err;
         private final AtomicLong acked = new AtomicLong();
         private final AtomicLong errors = new AtomicLong();
@@ -138,7 +148,20 @@ final class BenchCommand implements Callable<Integer> {
 
         Run(String topic, PrintWriter err) {
             this.topic = topic;
+            this.names = new String[topics];
+            for (int i = 0; i < topics; i++) {
+                names[i] = topics == 1 ? topic : topic + "-" + i;
+            }
             this.err = err;
+        }
+
+        /** One subscription per topic, closed together. */
+        private AutoCloseable subscribeAll(HourglassClient client, io.hourglass.client.DeliveryHandler handler,
+                                           List<Subscription> opened) {
+            for (String name : names) {
+                opened.add(client.subscribe(name, GROUP, handler));
+            }
+            return () -> opened.forEach(Subscription::close);
         }
 
         Map<String, Object> publish(HourglassClient client, int n) throws InterruptedException {
@@ -153,7 +176,8 @@ final class BenchCommand implements Callable<Integer> {
             sendWindowed(client, n, Duration.ZERO, System.nanoTime());
             acked.set(0);
             long start = System.nanoTime();
-            try (Subscription s = client.subscribe(topic, GROUP, this::count)) {
+            List<Subscription> subs = new java.util.ArrayList<>();
+            try (AutoCloseable all = subscribeAll(client, this::count, subs)) {
                 awaitDelivered(n, start, Duration.ofMinutes(5));
             }
             return result("consume", delivered.get(), System.nanoTime() - start, false);
@@ -162,8 +186,9 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Object> e2e(HourglassClient client) throws Exception {
             long start;
             long sent;
-            try (Subscription s = client.subscribe(topic, GROUP, this::record)) {
-                start = awaitSubscribed(s);
+            List<Subscription> subs = new java.util.ArrayList<>();
+            try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
+                start = awaitSubscribed(subs);
                 sent = sendFor(client, start, 0);
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
@@ -173,8 +198,9 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Object> latency(HourglassClient client) throws Exception {
             long start;
             long sent;
-            try (Subscription s = client.subscribe(topic, GROUP, this::record)) {
-                start = awaitSubscribed(s);
+            List<Subscription> subs = new java.util.ArrayList<>();
+            try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
+                start = awaitSubscribed(subs);
                 sent = sendFor(client, start, rate);
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
@@ -183,8 +209,9 @@ final class BenchCommand implements Callable<Integer> {
 
         Map<String, Object> schedule(HourglassClient client, int n) throws Exception {
             long start;
-            try (Subscription s = client.subscribe(topic, GROUP, this::lateness)) {
-                start = awaitSubscribed(s);
+            List<Subscription> subs = new java.util.ArrayList<>();
+            try (AutoCloseable all = subscribeAll(client, this::lateness, subs)) {
+                start = awaitSubscribed(subs);
                 sendWindowed(client, n, duration, start);
                 awaitDelivered(n, start, lead.plus(duration).plusSeconds(60));
             }
@@ -247,7 +274,8 @@ final class BenchCommand implements Callable<Integer> {
         private void publish(HourglassClient client, long intendedNanos, Duration delay, Semaphore slots) {
             byte[] payload = new byte[size];
             ByteBuffer.wrap(payload).putLong(intendedNanos);
-            client.publishAsync(Message.builder(topic).payload(payload).delay(delay).build()).whenComplete((r, e) -> {
+            String name = names[(int) (nextName.getAndIncrement() % names.length)];
+            client.publishAsync(Message.builder(name).payload(payload).delay(delay).build()).whenComplete((r, e) -> {
                 slots.release();
                 if (e != null) {
                     errors.incrementAndGet();
@@ -309,13 +337,16 @@ final class BenchCommand implements Callable<Integer> {
          * Waits (up to 30 s) until the server accepted the subscription, so that the first messages
          * do not count the subscription's set-up (finding the leader) as latency; returns the start.
          */
-        private long awaitSubscribed(Subscription s) {
+        private long awaitSubscribed(List<Subscription> subs) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!s.isSubscribed() && !s.terminated().isDone() && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            for (Subscription s : subs) {
+                while (!s.isSubscribed() && !s.terminated().isDone() && System.nanoTime() < deadline) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+                }
             }
-            if (!s.isSubscribed()) {
-                progress("the subscription to " + topic + " is not accepted yet; measuring anyway");
+            long waiting = subs.stream().filter(s -> !s.isSubscribed()).count();
+            if (waiting > 0) {
+                progress(waiting + " of " + subs.size() + " subscriptions are not accepted yet; measuring anyway");
             }
             return System.nanoTime();
         }
@@ -351,6 +382,7 @@ final class BenchCommand implements Callable<Integer> {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("metric", metric);
             r.put("topic", topic);
+            r.put("topics", topics);
             r.put("messages", messages);
             r.put("seconds", Math.round(seconds * 1000) / 1000.0);
             r.put("msgPerSec", Math.round(messages / Math.max(seconds, 1e-9)));

@@ -26,9 +26,11 @@ import picocli.CommandLine.Spec;
 
 /** {@code hourglass cluster}: status, membership, leadership and snapshots. */
 @Command(name = "cluster", mixinStandardHelpOptions = true,
-        description = "Inspect and change the cluster: status, digest, add-node, remove-node, transfer-leader, snapshot.",
+        description = "Inspect and change the cluster: status, digest, add-node, remove-node, transfer-leader, snapshot, "
+                + "rebalance.",
         subcommands = {ClusterCommand.Status.class, ClusterCommand.Digest.class, ClusterCommand.AddNode.class,
-            ClusterCommand.RemoveNode.class, ClusterCommand.TransferLeader.class, ClusterCommand.Snapshot.class})
+            ClusterCommand.RemoveNode.class, ClusterCommand.TransferLeader.class, ClusterCommand.Snapshot.class,
+            ClusterCommand.Rebalance.class})
 final class ClusterCommand implements Callable<Integer> {
     static final List<Column> MEMBERSHIP_COLUMNS = List.of(
             Column.text("leaderId", "LEADER"),
@@ -43,7 +45,7 @@ final class ClusterCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "missing subcommand: status, digest, add-node, remove-node, transfer-leader or snapshot");
+                "missing subcommand: status, digest, add-node, remove-node, transfer-leader, snapshot or rebalance");
     }
 
     static Map<String, Object> membership(MembershipResponse r) {
@@ -54,14 +56,16 @@ final class ClusterCommand implements Callable<Integer> {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = {"Print one record per member: id, address, role, term, commitIndex, appliedIndex, "
+            description = {"Print one record per member and event shard: id, shard, address, role, term, commitIndex, "
+                    + "appliedIndex, "
                     + "lag (leader's commit index minus the member's applied index), up, raftAddress, "
                     + "lastContactMs (as the leader sees it, -1 unknown), leader (true for the leader). "
                     + "role, term and the indexes are null for a member that is down.",
-                "The leader and whether there is a quorum go to stderr."})
+                "Shard 0's leader and whether every shard has a leader and a majority answered go to stderr."})
     static final class Status implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(
                 Column.text("id", "ID"),
+                Column.text("shard", "SHARD"),
                 Column.text("address", "ADDRESS"),
                 Column.text("role", "ROLE"),
                 Column.text("term", "TERM"),
@@ -103,6 +107,7 @@ final class ClusterCommand implements Callable<Integer> {
             boolean up = m.getUp();
             Map<String, Object> record = new LinkedHashMap<>();
             record.put("id", n.getId());
+            record.put("shard", n.getShard());
             record.put("address", n.getAddress());
             record.put("role", up ? n.getRole() : null);
             record.put("term", up ? n.getTerm() : null);
@@ -113,7 +118,7 @@ final class ClusterCommand implements Callable<Integer> {
             record.put("stalled", m.getStalled());
             record.put("raftAddress", n.getRaftAddress());
             record.put("lastContactMs", m.getLastContactMs());
-            record.put("leader", !leaderId.isEmpty() && leaderId.equals(n.getId()));
+            record.put("leader", up && "LEADER".equals(n.getRole()));
             return record;
         }
     }
@@ -282,6 +287,45 @@ final class ClusterCommand implements Callable<Integer> {
                 record.put("index", r.getIndex());
                 return List.of(record);
             });
+        }
+    }
+
+    @Command(name = "rebalance", mixinStandardHelpOptions = true,
+            description = {"Spread the event shards' leaderships over the nodes now (the nodes also do it on their own "
+                    + "every few seconds): each shard goes to the (shard mod voters)-th voter by id when that node is "
+                    + "caught up. Prints one record per shard handed over: shard, from, to.",
+                "Nodes that did not answer go to stderr; a cluster of one shard moves nothing."})
+    static final class Rebalance implements Callable<Integer> {
+        static final List<Column> COLUMNS = List.of(Column.text("shard", "SHARD"), Column.text("from", "FROM"),
+                Column.text("to", "TO"));
+
+        @ParentCommand
+        private ClusterCommand group;
+
+        @Spec
+        private CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            io.hourglass.api.v1.RebalanceResponse[] answer = new io.hourglass.api.v1.RebalanceResponse[1];
+            int code = AdminSupport.print(group.root, spec, COLUMNS, admin -> {
+                answer[0] = admin.rebalance();
+                List<Map<String, Object>> records = new ArrayList<>();
+                for (io.hourglass.api.v1.ShardMove m : answer[0].getMovesList()) {
+                    Map<String, Object> record = new LinkedHashMap<>();
+                    record.put("shard", m.getShard());
+                    record.put("from", m.getFrom());
+                    record.put("to", m.getTo());
+                    records.add(record);
+                }
+                return records;
+            });
+            if (answer[0] != null) {
+                answer[0].getErrorsMap().forEach((node, error) ->
+                        spec.commandLine().getErr().println("node " + node + " did not answer: " + error));
+                spec.commandLine().getErr().flush();
+            }
+            return code;
         }
     }
 }

@@ -94,7 +94,13 @@ public final class AdminClient {
      * indexes must give equal digests on every node). Ask a client of one server to pick the node.
      */
     public StateDigestResponse stateDigest() {
-        return call("state digest", StateDigestRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::stateDigest);
+        return stateDigest(0);
+    }
+
+    /** The answering node's digest of event shard {@code shard}'s store. */
+    public StateDigestResponse stateDigest(int shard) {
+        return call("state digest", StateDigestRequest.newBuilder().setShard(shard).build(),
+                AdminGrpc.AdminBlockingStub::stateDigest);
     }
 
     /** Every member's view, gathered by the answering node; members that do not answer are down. */
@@ -119,6 +125,12 @@ public final class AdminClient {
     public MembershipResponse transferLeader(String id) {
         return call("transfer leadership to " + id, TransferLeaderRequest.newBuilder().setId(id).build(),
                 AdminGrpc.AdminBlockingStub::transferLeader);
+    }
+
+    /** Spreads the shard leaderships over the nodes now (see {@code Admin/Rebalance}). */
+    public io.hourglass.api.v1.RebalanceResponse rebalance() {
+        return call("rebalance", io.hourglass.api.v1.RebalanceRequest.getDefaultInstance(),
+                AdminGrpc.AdminBlockingStub::rebalance);
     }
 
     /** Takes a snapshot on {@code nodeId}, or on the answering node when empty. */

@@ -35,16 +35,24 @@ final class PublishCaller {
     private final Duration callTimeout;
     private final ScheduledExecutorService timer;
     private final StallWatch stallWatch;
+    /** Where a topic's shard is led; the first attempt of a publish goes there. */
+    private final ShardMap shardMap;
     private final Set<CompletableFuture<PublishResponse>> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     PublishCaller(ServerPool pool, RetryPolicy retry, Duration callTimeout,
                   ScheduledExecutorService timer, StallWatch stallWatch) {
         this.pool = pool;
+        this.shardMap = new ShardMap(pool);
         this.stallWatch = stallWatch;
         this.retry = retry;
         this.callTimeout = callTimeout;
         this.timer = timer;
+    }
+
+    /** The shard map the first attempts are routed by (tests). */
+    ShardMap shardMap() {
+        return shardMap;
     }
 
     /** Never throws; every failure is an {@link HourglassClientException} in the future. */
@@ -66,7 +74,8 @@ final class PublishCaller {
         if (result.isDone()) {
             return;
         }
-        ServerPool.Endpoint endpoint = pool.current();
+        // The first attempt to the leader of the batch's shard when known; retries where the pool points.
+        ServerPool.Endpoint endpoint = attempt == 1 ? shardMap.route(request) : pool.current();
         // Every attempt gets the whole call timeout, even near the retry deadline: the server
         // needs its own request timeout to say why it cannot commit, and that answer is the
         // useful one (a truncated attempt would only report DEADLINE_EXCEEDED).
@@ -156,6 +165,7 @@ final class PublishCaller {
             result.completeExceptionally(StatusMapping.toException(status, endpoint.address()));
             return;
         }
+        shardMap.stale();
         pool.failover(endpoint);
         Duration wait = retry.backoff(attempt);
         // A retry needs time to get an answer; one that would start at the deadline would only

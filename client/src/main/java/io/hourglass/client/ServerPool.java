@@ -84,6 +84,11 @@ final class ServerPool implements AutoCloseable {
     }
 
     /** The endpoint of a server a follower named, opened and added to the pool if it is new. */
+    /** The endpoint of the server at {@code address} (host:port), opened if it is new; null if unreadable. */
+    Endpoint endpointOf(String address) {
+        return endpointFor(address);
+    }
+
     private synchronized Endpoint endpointFor(String hint) {
         for (Endpoint e : endpoints) {
             if (e.address().toString().equals(hint)) {

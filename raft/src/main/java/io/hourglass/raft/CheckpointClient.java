@@ -33,6 +33,7 @@ final class CheckpointClient implements CheckpointSource {
 
     private final String selfId;
     private final Path workDir;
+    private final int shard;
     private final Function<String, String> raftAddressOfPeer;
     /** The peer mTLS context, or null for plain text. */
     private final SslContext tls;
@@ -40,6 +41,12 @@ final class CheckpointClient implements CheckpointSource {
     /** @param raftAddressOfPeer a peer id's Raft {@code host:port}, or null when the peer is unknown */
     /** @param tls the peer mTLS client context (this node's certificate, the peer CA), or null for plain text */
     CheckpointClient(String selfId, Path workDir, Function<String, String> raftAddressOfPeer, SslContext tls) {
+        this(selfId, 0, workDir, raftAddressOfPeer, tls);
+    }
+
+    /** @param shard the event shard whose store is fetched */
+    CheckpointClient(String selfId, int shard, Path workDir, Function<String, String> raftAddressOfPeer, SslContext tls) {
+        this.shard = shard;
         this.tls = tls;
         this.selfId = selfId;
         this.workDir = workDir;
@@ -68,7 +75,7 @@ final class CheckpointClient implements CheckpointSource {
         Context.ROOT.run(() -> ClientCalls.asyncServerStreamingCall(
                 channel.newCall(CheckpointServer.FETCH, CallOptions.DEFAULT
                         .withDeadlineAfter(DOWNLOAD_DEADLINE_MINUTES, TimeUnit.MINUTES)),
-                CheckpointRequest.newBuilder().setRequester(selfId).build(),
+                CheckpointRequest.newBuilder().setRequester(selfId).setShard(shard).build(),
                 new Writer(leaderPeerId, address, dir, channel, done)));
         return done;
     }

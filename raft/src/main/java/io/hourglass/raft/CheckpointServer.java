@@ -68,10 +68,25 @@ final class CheckpointServer {
         this.downloads = new Semaphore(maxConcurrent);
     }
 
-    ServerServiceDefinition definition() {
+    /** The checkpoint service of this node, serving each shard's store from that shard's server. */
+    static ServerServiceDefinition definition(java.util.function.IntFunction<CheckpointServer> byShard) {
         return ServerServiceDefinition.builder(SERVICE)
-                .addMethod(FETCH, ServerCalls.asyncServerStreamingCall(this::fetch))
+                .addMethod(FETCH, ServerCalls.asyncServerStreamingCall((CheckpointRequest request,
+                                                                        StreamObserver<CheckpointChunk> out) -> {
+                    CheckpointServer server = byShard.apply(request.getShard());
+                    if (server == null) {
+                        out.onError(Status.NOT_FOUND.withDescription("no shard " + request.getShard() + " on this node")
+                                .asRuntimeException());
+                    } else {
+                        server.fetch(request, out);
+                    }
+                }))
                 .build();
+    }
+
+    /** A service of this server alone (tests). */
+    ServerServiceDefinition definition() {
+        return definition(shard -> shard == 0 ? this : null);
     }
 
     /** Chunks handed to gRPC since start, over all downloads (tests: what a stalled reader costs). */

@@ -112,6 +112,11 @@ final class ClockWatch implements AutoCloseable {
         }
     }
 
+    /** The clock this watch compares with the others'. */
+    Clock clock() {
+        return clock;
+    }
+
     /** The service that answers the other nodes' readings of this node's clock. */
     ServerServiceDefinition definition() {
         return ServerServiceDefinition.builder(SERVICE)

@@ -28,14 +28,17 @@ final class DiskGuard implements AutoCloseable {
 
     private final RaftConfig config;
     private final EventStore store;
+    /** The group whose log {@link #checkLog()} checks. */
+    private final org.apache.ratis.protocol.RaftGroupId groupId;
     private final long maxFrameBytes;
     private final FreeSpace freeSpace;
     private final ScheduledExecutorService watch;
     private volatile int logRepairs;
 
     /** @param maxFrameBytes the largest entry Ratis may write (its write buffer) */
-    DiskGuard(RaftConfig config, EventStore store, long maxFrameBytes) {
+    DiskGuard(RaftConfig config, EventStore store, long maxFrameBytes, org.apache.ratis.protocol.RaftGroupId groupId) {
         this.config = config;
+        this.groupId = groupId;
         this.store = store;
         this.maxFrameBytes = maxFrameBytes;
         this.freeSpace = new FreeSpace(List.of(config.storageDir(), store.directory()), config.minFreeDiskBytes());
@@ -59,7 +62,7 @@ final class DiskGuard implements AutoCloseable {
      * @throws CorruptRaftLogException when the node must not start on its log (logged here at ERROR)
      */
     OptionalLong checkLog() throws IOException {
-        Path current = config.storageDir().resolve(RaftNode.GROUP_ID.getUuid().toString()).resolve("current");
+        Path current = config.storageDir().resolve(groupId.getUuid().toString()).resolve("current");
         try {
             long applied = store.appliedIndex().index();
             RaftLogCheck.Result result = new RaftLogCheck(config.nodeId(), dataDir(), maxFrameBytes).check(current, applied);

@@ -75,6 +75,9 @@ final class Forwarder implements AutoCloseable {
     /** Drops connections: a graceful gRPC channel shutdown can block for seconds, so never on the ticker. */
     private final ScheduledExecutorService resetter;
 
+    /** The group whose leader gets the proposals. */
+    private final org.apache.ratis.protocol.RaftGroupId groupId;
+
     /**
      * @param knownLeader the leader this node's division knows of, or null
      * @param peers the group's peers, added to {@code rpc} before one of them is first asked
@@ -82,11 +85,13 @@ final class Forwarder implements AutoCloseable {
      * @param attemptTimeout how long one attempt may go unanswered
      * @param deadline how long a proposal is tried in all ({@code raft.requestTimeout})
      */
-    Forwarder(String nodeId, RaftClientRpc rpc, RaftPeerId selfId, Supplier<RaftPeerId> knownLeader,
+    Forwarder(String nodeId, RaftClientRpc rpc, org.apache.ratis.protocol.RaftGroupId groupId, RaftPeerId selfId,
+              Supplier<RaftPeerId> knownLeader,
               Supplier<Collection<RaftPeer>> peers,
               Function<RaftClientRequest, CompletableFuture<RaftClientReply>> ownDivision,
               Duration attemptTimeout, Duration deadline) {
         this.rpc = rpc;
+        this.groupId = groupId;
         this.selfId = selfId;
         this.knownLeader = knownLeader;
         this.peers = peers;
@@ -124,6 +129,11 @@ final class Forwarder implements AutoCloseable {
     }
 
     /** Attempts given up because the division named another leader. */
+    /** Proposals forwarded to another node since start (one per proposal, however many attempts). */
+    long forwarded() {
+        return callIds.get();
+    }
+
     long retargeted() {
         return retargeted.get();
     }
@@ -178,7 +188,7 @@ final class Forwarder implements AutoCloseable {
         return RaftClientRequest.newBuilder()
                 .setClientId(clientId)
                 .setServerId(target)
-                .setGroupId(RaftNode.GROUP_ID)
+                .setGroupId(groupId)
                 .setCallId(f.callId)
                 .setMessage(f.message)
                 .setType(RaftClientRequest.writeRequestType())

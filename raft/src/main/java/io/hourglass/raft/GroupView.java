@@ -26,18 +26,20 @@ final class GroupView {
 
     private final RaftConfig config;
     private final RaftServer server;
+    private final org.apache.ratis.protocol.RaftGroupId groupId;
     /** Whether this follower was ready at the last look (the hysteresis of READY_DROP_LAG). */
     private volatile boolean followerReady;
 
-    GroupView(RaftConfig config, RaftServer server) {
+    GroupView(RaftConfig config, RaftServer server, org.apache.ratis.protocol.RaftGroupId groupId) {
         this.config = config;
         this.server = server;
+        this.groupId = groupId;
     }
 
     /** This node's division of the group, or null while it has none (a joining node before it is added). */
     RaftServer.Division division() {
         try {
-            return server.getDivision(RaftNode.GROUP_ID);
+            return server.getDivision(groupId);
         } catch (IOException e) {
             return null;
         }
@@ -46,7 +48,7 @@ final class GroupView {
     /** The leader this node knows of, or null. */
     RaftPeerId leaderId() {
         try {
-            return server.getDivision(RaftNode.GROUP_ID).getInfo().getLeaderId();
+            return server.getDivision(groupId).getInfo().getLeaderId();
         } catch (IOException e) {
             return null;
         }
@@ -55,7 +57,7 @@ final class GroupView {
     /** The peers of the group's current configuration (voters and listeners), or none while it cannot be read. */
     java.util.Collection<org.apache.ratis.protocol.RaftPeer> peers() {
         try {
-            return server.getDivision(RaftNode.GROUP_ID).getRaftConf().getAllPeers();
+            return server.getDivision(groupId).getRaftConf().getAllPeers();
         } catch (IOException e) {
             return java.util.List.of();
         }
@@ -69,7 +71,7 @@ final class GroupView {
      */
     boolean holdsLease() {
         try {
-            var info = server.getDivision(RaftNode.GROUP_ID).getInfo();
+            var info = server.getDivision(groupId).getInfo();
             if (!info.isLeader()) {
                 return false;
             }
@@ -97,7 +99,7 @@ final class GroupView {
      */
     String outOfTouch(long boundMs) {
         try {
-            var info = server.getDivision(RaftNode.GROUP_ID).getInfo();
+            var info = server.getDivision(groupId).getInfo();
             if (info.isLeader()) {
                 return answeredWithin(info, boundMs);
             }
@@ -119,7 +121,7 @@ final class GroupView {
      */
     boolean majorityReachable(int timeoutMs) {
         try {
-            var peers = server.getDivision(RaftNode.GROUP_ID).getRaftConf().getCurrentPeers();
+            var peers = server.getDivision(groupId).getRaftConf().getCurrentPeers();
             int needed = peers.size() / 2 + 1;
             var others = peers.stream().filter(p -> !p.getId().equals(server.getId()))
                     .map(org.apache.ratis.protocol.RaftPeer::getAddress).toList();
@@ -145,7 +147,7 @@ final class GroupView {
      */
     Readiness readiness(boolean leaderReady) {
         try {
-            var division = server.getDivision(RaftNode.GROUP_ID);
+            var division = server.getDivision(groupId);
             var info = division.getInfo();
             Readiness r = followerReadiness(division, info, leaderReady);
             followerReady = r.ready() && !info.isLeader();
@@ -201,7 +203,7 @@ final class GroupView {
      */
     FollowerProgress followerProgress() {
         try {
-            var division = server.getDivision(RaftNode.GROUP_ID);
+            var division = server.getDivision(groupId);
             var info = division.getInfo();
             RaftPeerId leader = info.getLeaderId();
             if (info.isLeader() || leader == null) {
@@ -219,7 +221,7 @@ final class GroupView {
 
     RaftNode.Status status() {
         try {
-            var division = server.getDivision(RaftNode.GROUP_ID);
+            var division = server.getDivision(groupId);
             var info = division.getInfo();
             Map<String, Long> match = new TreeMap<>();
             Map<String, Long> contact = new TreeMap<>();

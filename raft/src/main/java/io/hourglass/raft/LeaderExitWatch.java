@@ -80,6 +80,8 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     private final String nodeId;
     private final Supplier<RaftServer> server;
     private final RaftGroupId groupId;
+    /** The event shard of {@link #groupId}, named in the log-end questions to the other nodes. */
+    private final int shard;
     private final Function<String, String> raftAddressOf;
     private final PeerChannels peers;
     private final ScheduledExecutorService executor;
@@ -104,9 +106,10 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
      * @param silence how long a leader must have been silent before the followers elect another
      *        ({@code raft.electionTimeoutMin}); zero looks for gone leaders only
      */
-    LeaderExitWatch(String nodeId, Supplier<RaftServer> server, RaftGroupId groupId,
+    LeaderExitWatch(String nodeId, Supplier<RaftServer> server, RaftGroupId groupId, int shard,
                     Function<String, String> raftAddressOf, PeerChannels peers, Duration stagger, Duration silence) {
         this.nodeId = nodeId;
+        this.shard = shard;
         this.silenceMs = silence.toMillis();
         this.peers = peers;
         this.server = server;
@@ -114,7 +117,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         this.raftAddressOf = raftAddressOf;
         this.stagger = stagger;
         this.enabled = !stagger.isZero();
-        this.executor = Daemons.scheduler("hourglass-leader-exit-" + nodeId);
+        this.executor = Daemons.scheduler("hourglass-leader-exit-" + nodeId + (shard == 0 ? "" : "-" + shard));
     }
 
     /** Starts looking for a silent leader every {@link #SILENCE_TICK_MS}. */
@@ -178,11 +181,16 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     /** How long the other followers have to tell their log ends; one that does not answer counts as behind. */
     private static final long LOG_END_DEADLINE_MS = 200;
 
-    /** The service that tells the other followers where this node's log ends. */
-    ServerServiceDefinition definition() {
+    /**
+     * The service that tells the other followers where this node's log of a shard ends; a shard this
+     * node does not hold answers as an empty log with no leader.
+     */
+    static ServerServiceDefinition definition(java.util.function.IntFunction<LeaderExitWatch> byShard) {
         return ServerServiceDefinition.builder(SERVICE)
                 .addMethod(LOG_END, ServerCalls.asyncUnaryCall((LogEndRequest request, StreamObserver<LogEnd> out) -> {
-                    out.onNext(logEnd());
+                    LeaderExitWatch watch = byShard.apply(request.getShard());
+                    out.onNext(watch == null ? LogEnd.newBuilder().setTerm(-1).setIndex(-1)
+                            .setLeaderSilentMs(Long.MAX_VALUE).build() : watch.logEnd());
                     out.onCompleted();
                 }))
                 .build();
@@ -280,7 +288,7 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
             java.util.concurrent.CompletableFuture<LogEnd> answer = new java.util.concurrent.CompletableFuture<>();
             ClientCalls.asyncUnaryCall(channel.newCall(LOG_END,
                             CallOptions.DEFAULT.withDeadlineAfter(LOG_END_DEADLINE_MS, TimeUnit.MILLISECONDS)),
-                    LogEndRequest.newBuilder().setRequester(nodeId).build(), new StreamObserver<>() {
+                    LogEndRequest.newBuilder().setRequester(nodeId).setShard(shard).build(), new StreamObserver<>() {
                         @Override
                         public void onNext(LogEnd end) {
                             answer.complete(end);

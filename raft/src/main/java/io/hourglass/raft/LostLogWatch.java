@@ -108,7 +108,10 @@ final class LostLogWatch {
      * @return true when this node should ask that leader to step down now
      */
     boolean starved(String leaderId, long leaderCommit, long mineAtLeader, long logEnd, long nowNanos) {
-        boolean lostEntries = mineAtLeader > logEnd || logEnd <= cutEnd;
+        // An empty log under a leader that has committed entries yet sends none: the leader counts on
+        // entries this node matched before its log was lost, even when it never heard this node's
+        // commit index (a node wiped right after its group was made: seen with six shard groups).
+        boolean lostEntries = mineAtLeader > logEnd || logEnd <= cutEnd || logEnd < 0;
         if (leaderCommit <= logEnd || !lostEntries || logEnd != this.logEnd || asksAtThisEnd >= MAX_ASKS
                 || (asked && nowNanos - askedNanos < RETRY_FACTOR * timeoutNanos)) {
             return false;
@@ -117,7 +120,7 @@ final class LostLogWatch {
         askedNanos = nowNanos;
         asks++;
         asksAtThisEnd++;
-        String why = mineAtLeader > logEnd ? "it counts on a log this node no longer has (its data directory was lost "
+        String why = mineAtLeader > logEnd || logEnd < 0 ? "it counts on a log this node no longer has (its data directory was lost "
                 + "or wiped?)" : "it may count on entries this node acknowledged before its start cut a torn tail off its log";
         LOG.warn("{}: leader {} has committed up to {} and remembers this node at {}, but appended nothing past this "
                         + "node's log end {} for {} s: {}; asking {} to step down so that the next leader starts from this "

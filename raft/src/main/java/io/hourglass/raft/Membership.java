@@ -35,8 +35,12 @@ final class Membership {
     /** Builds a client for one new node (adding it), with this node's Raft properties and TLS. */
     private final java.util.function.Supplier<RaftClient.Builder> clients;
 
-    Membership(String nodeId, RaftServer server, RaftClient client, java.util.function.Supplier<RaftClient.Builder> clients) {
+    private final org.apache.ratis.protocol.RaftGroupId groupId;
+
+    Membership(String nodeId, RaftServer server, RaftClient client, java.util.function.Supplier<RaftClient.Builder> clients,
+               org.apache.ratis.protocol.RaftGroupId groupId) {
         this.nodeId = nodeId;
+        this.groupId = groupId;
         this.server = server;
         this.client = client;
         this.clients = clients;
@@ -55,12 +59,12 @@ final class Membership {
         }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).build();
         peers.add(added);
-        try (RaftClient toNew = clients.get().setRaftGroup(RaftGroup.valueOf(RaftNode.GROUP_ID, added))
+        try (RaftClient toNew = clients.get().setRaftGroup(RaftGroup.valueOf(groupId, added))
                 .setClientId(ClientId.randomId())
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(5,
                         TimeDuration.valueOf(500, TimeUnit.MILLISECONDS))).build()) {
             RaftClientReply created = toNew.getGroupManagementApi(added.getId())
-                    .add(RaftGroup.valueOf(RaftNode.GROUP_ID, peers));
+                    .add(RaftGroup.valueOf(groupId, peers));
             if (!created.isSuccess()) {
                 throw new IOException("node " + id + " at " + added.getAddress() + " refused the group: " + created.getException());
             }
@@ -85,7 +89,7 @@ final class Membership {
 
     /** The voters of the current configuration. */
     List<RaftPeer> currentPeers() throws IOException {
-        return List.copyOf(server.getDivision(RaftNode.GROUP_ID).getRaftConf().getCurrentPeers());
+        return List.copyOf(server.getDivision(groupId).getRaftConf().getCurrentPeers());
     }
 
     List<RaftNode.Member> members() throws IOException {
@@ -128,7 +132,7 @@ final class Membership {
     void transferLeadership(String peerId, Duration timeout) throws IOException {
         // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
         // non-leader answers DIFFERENT_LEADER instead of passing the request on.
-        RaftPeerId leader = server.getDivision(RaftNode.GROUP_ID).getInfo().getLeaderId();
+        RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
         RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
         if (!reply.isSuccess()) {
             throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
@@ -166,7 +170,7 @@ final class Membership {
      */
     long[] commitIndexesAt(String peerId) throws IOException {
         RaftPeerId peer = RaftPeerId.valueOf(peerId);
-        var infos = client.getGroupManagementApi(peer).info(RaftNode.GROUP_ID).getCommitInfos();
+        var infos = client.getGroupManagementApi(peer).info(groupId).getCommitInfos();
         return new long[] {GroupView.commitIndexOf(peer, infos), GroupView.commitIndexOf(RaftPeerId.valueOf(nodeId), infos)};
     }
 

@@ -35,13 +35,18 @@ final class Proposer {
     private final Function<String, String> grpcAddressOf;
     private final ProposalObserver observer;
     private final ContactGuard contact;
+    /** The group proposals go to. */
+    private final org.apache.ratis.protocol.RaftGroupId groupId;
+
     /** The client id of proposals this node hands to its own division while it leads. */
     private final ClientId directClientId = ClientId.randomId();
     private final AtomicLong directCallIds = new AtomicLong();
 
-    Proposer(RaftServer server, Forwarder forwarder, RaftPeerId selfId, int maxEntryBytes, Duration requestTimeout,
+    Proposer(RaftServer server, org.apache.ratis.protocol.RaftGroupId groupId, Forwarder forwarder, RaftPeerId selfId,
+             int maxEntryBytes, Duration requestTimeout,
              Function<String, String> grpcAddressOf, ProposalObserver observer, ContactGuard contact) {
         this.server = server;
+        this.groupId = groupId;
         this.forwarder = forwarder;
         this.selfId = selfId;
         this.maxEntryBytes = maxEntryBytes;
@@ -101,7 +106,7 @@ final class Proposer {
         RaftClientRequest request = RaftClientRequest.newBuilder()
                 .setClientId(directClientId)
                 .setServerId(selfId)
-                .setGroupId(RaftNode.GROUP_ID)
+                .setGroupId(groupId)
                 .setCallId(directCallIds.incrementAndGet())
                 .setMessage(message)
                 .setType(RaftClientRequest.writeRequestType())

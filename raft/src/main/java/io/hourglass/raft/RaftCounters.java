@@ -88,6 +88,11 @@ public final class RaftCounters {
         return watches.stalledFollowers();
     }
 
+    /** Proposals this node forwarded to its leader (it did not lead when they were made). */
+    public long forwards() {
+        return forwarder.forwarded();
+    }
+
     /** Forwarded proposal attempts given up because this node's division named another leader ({@link Forwarder}). */
     public long forwardsRetargeted() {
         return forwarder.retargeted();

@@ -10,60 +10,55 @@ import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.disk.CorruptRaftLogException;
 import io.hourglass.raft.disk.RaftLogCheck;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.conf.Parameters;
-import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's membership in the Hourglass Raft group: the Ratis server with the
- * {@link HourglassStateMachine}, through which this node proposes commands ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
+ * One node's replica of one event shard's Raft group: the {@link HourglassStateMachine} of that
+ * shard's store, held in the node's {@link RaftHost}, through which this node proposes the shard's
+ * commands ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
+ * A one-shard node may be made with the public constructor, which makes, starts and closes its own
+ * host.
  *
  * <pre>
  *   Ratis callbacks ──▶ HourglassStateMachine ──▶ LeadershipNotifier ──▶ LeadershipListeners
  *   (any thread)         (term of each signal)     (one thread, stale      (in epoch order)
  *                                                   signals dropped)
  *   propose ──▶ Proposer ──▶ own division while leading, else Forwarder ──▶ the leader this node knows
- *   store failure ──▶ FailStop ──▶ Raft server closed once, failure listeners told
+ *   store failure ──▶ FailStop (the host's) ──▶ Raft server closed once, failure listeners told
  *   (a failed apply, flush or log write; less free disk than node.minFreeDiskMb, looked at every second)
  * </pre>
  *
- * <p>{@link #start()} first checks the Raft log on disk ({@link RaftLogCheck}): a damaged log stops
- * the start with a {@link CorruptRaftLogException}, a torn tail is cut off.
+ * <p>The host's start first checks each shard's Raft log on disk ({@link RaftLogCheck}): a damaged
+ * log stops the start with a {@link CorruptRaftLogException}, a torn tail is cut off.
  *
  * <p>Leadership reaches the listeners as {@link Leadership} changes, the leading one only once
  * this node leads <em>and</em> has applied the first entry of its term, so the dispatcher never
  * works from a stale store. {@link #isLeader()} is the last change published. Membership changes
- * are in {@link Membership}, status and lease in {@link GroupView}.
+ * are in {@link Membership} (applied to every shard by the host), status and lease in {@link GroupView}.
  *
- * <p>Lifecycle: construct, register listeners, {@link #start()}, {@link #close()}.
+ * <p>Lifecycle: construct (or {@link RaftHost#addShard}), register listeners, start, close.
  */
 public final class RaftNode implements Replicator, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
-    /** The group that orders every command; fixed, so restarted and new nodes find it. */
-    public static final RaftGroupId GROUP_ID =
-            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(StandardCharsets.UTF_8)));
+    /** Shard 0's group, the one group of a one-shard cluster; fixed, so restarted and new nodes find it. */
+    public static final RaftGroupId GROUP_ID = RaftHost.groupId(0);
 
     /**
      * The id prefix of the throwaway members {@link #warmUp} runs: what a log filter matches to keep
@@ -74,91 +69,92 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /** Committed entries a follower may still have to apply and count as caught up. */
     static final long READY_MAX_LAG = GroupView.READY_MAX_LAG;
 
+    private final RaftHost host;
+    /** Whether this replica made its host (the one-shard constructor) and so starts and closes it. */
+    private final boolean ownsHost;
+    private final int shard;
+    private final RaftGroupId groupId;
     private final RaftConfig config;
     private final RaftPeerId selfId;
-    private final RaftGroup group;
     private final RaftServer server;
     private final RaftClient client;
     private final HourglassStateMachine stateMachine;
     private final EventStore store;
     private final CheckpointServer checkpointServer;
     private final LeadershipNotifier leadership;
-    private final FailStop failStop;
-    private final AtomicBoolean closing = new AtomicBoolean();
     private final LogWatches watches;
     private final Forwarder forwarder;
-    private final ClockWatch clockWatch;
     private final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
     private final RaftCounters counters;
-    private final PeerTransport transport;
     private final LeaderExitWatch leaderExit;
     private final ContactGuard contact;
     private final DiskGuard disk;
     private final PendingProposals pending;
-    private volatile RaftWarmUp warmUp;
 
     /**
+     * A node of one shard, which makes, starts and closes its own {@link RaftHost}.
+     *
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
      * @param proposals     told how long each successful proposal took (metrics)
      */
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
                     int maxEntryBytes, ProposalObserver proposals) throws IOException {
-        this.config = config;
-        this.selfId = RaftPeerId.valueOf(config.nodeId());
-        this.leadership = new LeadershipNotifier(config.nodeId());
+        this(new RaftHost(config, advertisedHost, grpcPort, clock, maxEntryBytes, 1), 0, applier, proposals, true);
+    }
+
+    /** Shard {@code shard}'s replica on {@code host} ({@link RaftHost#addShard}). */
+    RaftNode(RaftHost host, int shard, StateApplier applier, ProposalObserver proposals) throws IOException {
+        this(host, shard, applier, proposals, false);
+    }
+
+    private RaftNode(RaftHost host, int shard, StateApplier applier, ProposalObserver proposals, boolean ownsHost)
+            throws IOException {
+        this.host = host;
+        this.ownsHost = ownsHost;
+        this.shard = shard;
+        this.groupId = RaftHost.groupId(shard);
+        this.config = host.config();
+        this.selfId = host.selfId();
+        this.server = host.server();
+        int maxEntryBytes = host.maxEntryBytes();
+        String label = shard == 0 ? config.nodeId() : config.nodeId() + "/" + shard;
+        this.leadership = new LeadershipNotifier(label);
         this.store = applier.store();
-        this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes));
-        this.failStop = new FailStop(config.nodeId(), this::stopAfterFailure, disk.freeSpace()::explain);
+        this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes), groupId);
+        FailStop failStop = host.failStop;
         this.pending = new PendingProposals(failStop, this::stoppedFailure);
-        List<RaftPeer> peers = config.voters(advertisedHost, grpcPort).stream()
-                .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
-                .toList();
-        this.group = RaftGroup.valueOf(GROUP_ID, peers);
-        CheckpointServer.deleteQuietly(config.checkpointDir()); // leftovers of an interrupted transfer
-        this.checkpointServer = new CheckpointServer(config.nodeId(), store, config.checkpointDir(),
-                config.maxCheckpointDownloads());
-        this.transport = new PeerTransport(config, this::raftAddressOf);
-        Parameters parameters = transport.parameters;
-        SslContext checkpointTls = transport.clientTls;
-        CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), config.checkpointDir(), this::raftAddressOf,
-                checkpointTls);
-        this.clockWatch = new ClockWatch(config.nodeId(), clock, config.maxClockSkew(), this::otherVoters,
-                transport.peers, this::handOverWhileSkewed);
-        this.stateMachine = new HourglassStateMachine(applier, clock, maxEntryBytes, leadership, checkpoints, failStop,
-                clockWatch::refusal);
-        RaftProperties properties = RatisSettings.properties(config, maxEntryBytes);
-        this.leaderExit = new LeaderExitWatch(config.nodeId(), this::raftServer, GROUP_ID, this::raftAddressOf,
+        Path checkpointDir = RaftHost.shardDir(config.checkpointDir(), shard);
+        CheckpointServer.deleteQuietly(checkpointDir); // leftovers of an interrupted transfer
+        this.checkpointServer = new CheckpointServer(config.nodeId(), store, checkpointDir, config.maxCheckpointDownloads());
+        PeerTransport transport = host.transport;
+        CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), shard, checkpointDir, host::raftAddressOf,
+                transport.clientTls);
+        this.stateMachine = new HourglassStateMachine(applier, host.clockWatch.clock(), maxEntryBytes, leadership,
+                checkpoints, failStop, host.clockWatch::refusal);
+        this.leaderExit = new LeaderExitWatch(config.nodeId(), host::server, groupId, shard, host::raftAddressOf,
                 transport.peers, config.leaderExitStagger(), config.electionTimeoutMin());
-        transport.serve(leaderExit, List.of(checkpointServer.definition(), clockWatch.definition(), leaderExit.definition()));
-        this.server = RaftServer.newBuilder()
-                .setServerId(selfId)
-                // A joining node creates no group: the cluster adds it (GroupManagementApi.add).
-                .setGroup(config.join() ? null : group)
-                .setProperties(properties)
-                .setParameters(parameters)
-                .setStateMachine(stateMachine)
-                .setOption(RaftStorage.StartupOption.RECOVER)
-                .build();
-        this.client = RaftClient.newBuilder().setClientId(ClientId.randomId()).setRaftGroup(group)
-                .setLeaderId(peers.size() == 1 ? selfId : null).setProperties(properties).setParameters(parameters)
-                .setRetryPolicy(RatisSettings.retryPolicy(config)).build();
-        this.view = new GroupView(config, server);
+        RaftGroup initial = host.initialGroup(shard);
+        this.client = RaftClient.newBuilder().setClientId(ClientId.randomId()).setRaftGroup(initial)
+                .setLeaderId(initial.getPeers().size() == 1 ? selfId : null).setProperties(host.properties)
+                .setParameters(transport.parameters).setRetryPolicy(RatisSettings.retryPolicy(config)).build();
+        this.view = new GroupView(config, server, groupId);
         this.contact = ContactGuard.of(config, view);
         // An attempt forwarded to a leader that neither answers nor is replaced in the division's
         // view is given up after the minimum election timeout (see Forwarder).
-        this.forwarder = new Forwarder(config.nodeId(), client.getClientRpc(), selfId, view::leaderId, view::peers,
+        this.forwarder = new Forwarder(label, client.getClientRpc(), groupId, selfId, view::leaderId, view::peers,
                 this::submitToOwnDivision, config.electionTimeoutMin(), config.requestTimeout());
         leadership.addListener(change -> forwarder.leaderChanged());
-        this.proposer = new Proposer(server, forwarder, selfId, maxEntryBytes, config.requestTimeout(), this::grpcAddressOf,
-                proposals, contact);
+        this.proposer = new Proposer(server, groupId, forwarder, selfId, maxEntryBytes, config.requestTimeout(),
+                this::grpcAddressOf, proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client,
-                () -> RaftClient.newBuilder().setProperties(properties).setParameters(parameters));
+                () -> RaftClient.newBuilder().setProperties(host.properties).setParameters(transport.parameters), groupId);
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing,
                 stateMachine::downloadedFrom, membership);
-        this.counters = new RaftCounters(leadership, watches, forwarder, clockWatch, leaderExit, transport.guard, checkpointServer,
-                disk, transport.installNudges);
+        this.counters = new RaftCounters(leadership, watches, forwarder, host.clockWatch, leaderExit, transport.guard,
+                checkpointServer, disk, transport.installNudges);
+        host.register(shard, this);
     }
 
     private CompletableFuture<RaftClientReply> submitToOwnDivision(RaftClientRequest request) {
@@ -169,19 +165,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
-    /**
-     * Runs the Raft leader's code once in throwaway servers ({@link RaftWarmUp}), on a thread of its
-     * own, so that this node's first leadership does not wait for the JVM to load it; {@link #close}
-     * stops it. Call after {@link #start()}.
-     */
+    /** See {@link RaftHost#warmUp}. */
     public CompletableFuture<Boolean> warmUp(Duration budget) {
-        // On this node's own Raft host: a peer certificate names it (and is checked against it).
-        String self = group.getPeers().stream().filter(p -> p.getId().equals(selfId)).map(RaftPeer::getAddress)
-                .findFirst().orElse("127.0.0.1:0");
-        RaftWarmUp w = new RaftWarmUp(config.nodeId(), config.storageDir().getParent(), self.substring(0, self.lastIndexOf(':')),
-                org.apache.ratis.grpc.GrpcConfigKeys.TLS.conf(transport.parameters), budget);
-        warmUp = w;
-        return w.start();
+        return host.warmUp(budget);
     }
 
     /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
@@ -194,78 +180,113 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * {@link FailStop}); called on the thread that stopped it, after the stop.
      */
     public void addFailureListener(Consumer<Throwable> listener) {
-        failStop.addListener(listener);
+        host.addFailureListener(listener);
     }
 
     /**
-     * Checks the Raft log on disk, then starts the Raft server and this node's watches.
+     * Starts the host this one-shard node made (see {@link RaftHost#start()}); a shard of a host made
+     * elsewhere starts with that host.
      *
      * @throws CorruptRaftLogException when the log is damaged: the node must not run on it
      */
     public void start() throws IOException {
-        disk.checkLog().ifPresent(watches::logCutAt);
-        try {
-            server.start();
-        } catch (IOException | RuntimeException e) {
-            Optional<CorruptRaftLogException> corrupt = disk.corruptLogIn(e);
-            if (corrupt.isPresent()) {
-                throw corrupt.get();
-            }
-            throw e;
+        if (!ownsHost) {
+            throw new IllegalStateException("shard " + shard + " starts with its RaftHost");
         }
-        disk.watch(failStop, closing::get);
-        clockWatch.start();
+        host.start();
+    }
+
+    /** The log check before the server starts (see {@link DiskGuard#checkLog()}). */
+    void checkLog() throws IOException {
+        disk.checkLog().ifPresent(watches::logCutAt);
+    }
+
+    Optional<CorruptRaftLogException> corruptLogIn(Throwable failure) {
+        return disk.corruptLogIn(failure);
+    }
+
+    void watchFreeSpace(FailStop failStop, java.util.function.BooleanSupplier closing) {
+        disk.watch(failStop, closing);
+    }
+
+    String explainFailure(Throwable failure) {
+        return disk.freeSpace().explain(failure);
+    }
+
+    /** Once the server runs: this shard's watches. */
+    void startWatches() {
         watches.start();
         contact.start();
         leaderExit.start();
-        LOG.info("{}: raft server started on port {} in group {} with peers {}", config.nodeId(), config.raftPort(),
-                GROUP_ID, group.getPeers());
     }
 
-    /**
-     * The fail-stop thread: the store failed, so the Raft server stops (unless a close already does),
-     * and the client, whose pending requests would retry against it, too.
-     */
-    private void stopAfterFailure(Throwable cause) {
+    /** After a store failure: every pending proposal fails at once. */
+    void failPending() {
         pending.failAll();
-        if (!closing.get()) {
-            try {
-                server.close();
-                forwarder.close();
-                client.close();
-                LOG.info("{}: raft server stopped after the store failure", config.nodeId());
-            } catch (IOException | RuntimeException e) {
-                LOG.warn("{}: stopping the raft server after the store failure: {}", config.nodeId(), e.toString());
-            }
-        }
+    }
+
+    /** After a store failure, once the server stopped: the forwarder and client, which would retry against it. */
+    void closeClients() throws IOException {
+        forwarder.close();
+        client.close();
     }
 
     /** Why this node stopped itself, if it did (see {@link FailStop#reason()}). */
     public Optional<String> failureReason() {
-        return failStop.reason();
+        return host.failureReason();
     }
 
     /** The store failure that stopped this node, if one did. */
     public Optional<Throwable> failure() {
-        return failStop.cause();
+        return host.failure();
     }
 
     /** A leader whose clock is off hands its leadership over (each verdict of {@link ClockWatch} while skewed). */
-    private void handOverWhileSkewed() {
-        if (!closing.get() && isLeader()) {
+    void handOverWhileSkewed() {
+        if (!host.closing() && isLeader()) {
             membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.electionTimeoutMax(),
                     "clock off the others'");
         }
     }
 
-    private List<String> otherVoters() {
+    List<String> otherVoters() {
         return view.peers().stream().map(p -> p.getId().toString()).filter(id -> !id.equals(config.nodeId())).toList();
     }
 
+    /** The ids of the voters of this shard's current configuration. */
+    List<String> voterIds() {
+        return view.peers().stream().map(p -> p.getId().toString()).toList();
+    }
+
+    /**
+     * Hands this shard's leadership to {@code peerId} when it is caught up (applied all but
+     * {@link #READY_MAX_LAG} of the commit index) and answered within the minimum election timeout;
+     * returns whether it leads now. Never throws.
+     */
+    boolean handOverTo(String peerId, String why) {
+        Status s = status();
+        Long match = s.followerMatchIndex().get(peerId);
+        Long contact = s.followerLastContactMs().get(peerId);
+        if (match == null || contact == null || match < s.commitIndex() - READY_MAX_LAG
+                || contact >= config.electionTimeoutMin().toMillis()) {
+            return false;
+        }
+        try {
+            membership.transferLeadership(peerId, config.electionTimeoutMax());
+            LOG.info("{}: {}: handed shard {}'s leadership to {}", config.nodeId(), why, shard, peerId);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            LOG.info("{}: {}: could not hand shard {}'s leadership to {}: {}", config.nodeId(), why, shard, peerId,
+                    e.toString());
+            return false;
+        }
+    }
+
     /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
-    private void handOver() {
-        if (!config.handOverTimeout().isZero() && !closing.get() && isLeader()) {
-            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout(), "closing");
+    void handOverBeforeClose() {
+        if (!config.handOverTimeout().isZero() && !host.closing() && isLeader()) {
+            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout(),
+                    shard == 0 ? "closing" : "closing, shard " + shard);
         }
     }
 
@@ -274,12 +295,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return watches.appendChain();
     }
 
-    /** The Raft server (for watches made before it). */
-    private RaftServer raftServer() {
-        return server;
-    }
-
-    /** What this node's Raft side counts ({@code /metrics}, tests). */
+    /** What this shard's Raft side counts ({@code /metrics}, tests). */
     public RaftCounters counters() {
         return counters;
     }
@@ -301,7 +317,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     private UnavailableException stoppedFailure() {
         return new UnavailableException("node " + config.nodeId() + " stopped: "
-                + failStop.reason().orElse("its store failed") + "; try another server", failStop.cause().orElse(null));
+                + host.failureReason().orElse("its store failed") + "; try another server", host.failure().orElse(null));
     }
 
     @Override
@@ -312,7 +328,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Why this node may not stamp entries now ({@link ClockWatch#refusal()}), or null. */
     String stampRefusal() {
-        return clockWatch.refusal();
+        return host.clockWatch.refusal();
     }
 
     /**
@@ -321,7 +337,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      */
     @Override
     public boolean holdsLease() {
-        return isLeader() && clockWatch.refusal() == null && view.holdsLease();
+        return isLeader() && host.clockWatch.refusal() == null && view.holdsLease();
     }
 
     /**
@@ -360,12 +376,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * registry (members added at run time), else from this node's configured peer list.
      */
     public String grpcAddressOf(String peerId) {
-        return store.peerAddress(peerId).orElseGet(() -> config.peers().stream().filter(p -> p.id().equals(peerId))
+        return host.peerAddress(peerId).orElseGet(() -> config.peers().stream().filter(p -> p.id().equals(peerId))
                 .map(RaftConfig.Peer::grpcAddress).findFirst().orElse(null));
-    }
-
-    private String raftAddressOf(String peerId) {
-        return membership.raftAddressOf(peerId);
     }
 
     /** A voter: its id and Raft address. */
@@ -378,21 +390,47 @@ public final class RaftNode implements Replicator, AutoCloseable {
     }
 
     /**
-     * Adds a voter (see {@link Membership#addVoter}).
+     * Adds a voter to every shard's group (see {@link RaftHost#addVoter}).
      *
      * @throws AlreadyExistsException when the id is already a member
      */
     public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
-        return membership.addVoter(id, host, raftPort);
+        return this.host.addVoter(id, host, raftPort);
     }
 
-    /** Removes a voter that is not the leader (transfer leadership first); NotFoundException if it is none. */
+    /** Removes a voter from every shard's group (see {@link RaftHost#removeVoter}); NotFoundException if it is none. */
     public List<Member> removeVoter(String id) throws IOException {
-        return membership.removeVoter(id);
+        return host.removeVoter(id);
     }
 
     public String nodeId() {
         return config.nodeId();
+    }
+
+    /** The event shard this replica holds. */
+    public int shardIndex() {
+        return shard;
+    }
+
+    /** The host of every shard of this node. */
+    public RaftHost host() {
+        return host;
+    }
+
+    RaftGroupId groupId() {
+        return groupId;
+    }
+
+    Membership membership() {
+        return membership;
+    }
+
+    CheckpointServer checkpointServer() {
+        return checkpointServer;
+    }
+
+    LeaderExitWatch leaderExitWatch() {
+        return leaderExit;
     }
 
     public RaftServer server() {
@@ -403,34 +441,38 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return stateMachine;
     }
 
-    /**
-     * Stops the Raft server; the listeners then hear, after every earlier change, that this node
-     * no longer leads.
-     */
-    @Override
-    public void close() throws IOException {
-        RaftWarmUp w = warmUp;
-        if (w != null) {
-            w.close();
-        }
-        handOver();
-        closing.set(true);
+    /** This shard's store. */
+    public EventStore store() {
+        return store;
+    }
+
+    /** Closing, before the server stops: the watches and this shard's clients. */
+    void closeBeforeServer() {
         watches.close();
         disk.close();
         leaderExit.close();
         contact.close();
-        clockWatch.close();
         forwarder.close();
         try {
             client.close();
-        } finally {
-            try {
-                server.close();
-            } finally {
-                leadership.close();
-                transport.close();
-            }
+        } catch (IOException e) {
+            LOG.warn("{}: closing shard {}'s Raft client: {}", config.nodeId(), shard, e.toString());
         }
-        LOG.info("{}: raft server closed", config.nodeId());
+    }
+
+    /** Once the server stopped: the leadership listeners hear, last, that this node no longer leads. */
+    void closeAfterServer() {
+        leadership.close();
+    }
+
+    /**
+     * Closes the host this one-shard node made (see {@link RaftHost#close()}); a shard of a host made
+     * elsewhere closes with that host.
+     */
+    @Override
+    public void close() throws IOException {
+        if (ownsHost) {
+            host.close();
+        }
     }
 }

@@ -34,7 +34,7 @@ class ForwarderTest {
         // Five sends fail on a closed stream, then one succeeds. With the pause doubling from 10 ms
         // (10 + 20 + 40 + 80 + 160) the proposal could not be done before 310 ms; at 10 ms each, ~50 ms.
         ClosedThenOpen rpc = new ClosedThenOpen(5);
-        try (Forwarder f = new Forwarder("n1", rpc, SELF, () -> LEADER,
+        try (Forwarder f = new Forwarder("n1", rpc, RaftNode.GROUP_ID, SELF, () -> LEADER,
                 () -> List.of(RaftPeer.newBuilder().setId(SELF).build(), RaftPeer.newBuilder().setId(LEADER).build()),
                 r -> CompletableFuture.failedFuture(new IOException("not the leader")),
                 Duration.ofSeconds(1), Duration.ofSeconds(10))) {

@@ -71,6 +71,16 @@ final class LostLogWatchTest {
     }
 
     @Test
+    void anEmptyLogUnderALeaderThatCommittedEntriesIsStarvedEvenWhenTheLeaderNeverHeardItsCommitIndex() {
+        // A node wiped right after its group was made: the leader matched its first entry but never
+        // learned its commit index, and sends from past the entry the empty log lacks.
+        watch.suspect("n1", 100, -1, false, 0);
+        assertEquals("n1", watch.suspect("n1", 100, -1, false, 5 * SECOND));
+        assertFalse(watch.starved("n1", -1, -1, -1, 5 * SECOND), "nothing committed yet: nothing to send");
+        assertTrue(watch.starved("n1", 74, -1, -1, 5 * SECOND), "the leader committed 74 and sends none of it");
+    }
+
+    @Test
     void afterATornTailWasCutALeaderThatRemembersNoMoreCommittedIsAskedAllTheSame() {
         // The cut lost entries this node had acknowledged but not yet seen committed: the leader's
         // match index is past the log's end, the commit index it remembers for this node is not.

@@ -5,7 +5,7 @@ import java.time.Clock;
 
 /**
  * The {@code hourglass_messages_due_within{window}} gauges: stored messages falling due within the
- * next minute, hour and day, over all topics, from this node's replica. One count serves all three
+ * next minute, hour and day, over all topics and shards, from this node's replicas. One count serves all three
  * windows and every scrape within {@link #REFRESH_MS}: it costs a seek per topic plus a key per
  * message due within a day ({@link EventStore#countDueWithin}).
  */
@@ -14,14 +14,19 @@ final class DueWithin {
     static final long[] WINDOWS_MS = {60_000, 3_600_000, 86_400_000};
     static final String[] WINDOW_NAMES = {"1m", "1h", "1d"};
 
-    private final EventStore store;
+    private final java.util.List<EventStore> stores;
     private final Clock clock;
     private boolean counted;
     private long countedAtMs;
     private long[] counts = new long[WINDOWS_MS.length];
 
     DueWithin(EventStore store, Clock clock) {
-        this.store = store;
+        this(java.util.List.of(store), clock);
+    }
+
+    /** Over every shard's store of this node. */
+    DueWithin(java.util.List<EventStore> stores, Clock clock) {
+        this.stores = java.util.List.copyOf(stores);
         this.clock = clock;
     }
 
@@ -29,7 +34,14 @@ final class DueWithin {
     synchronized long count(int i) {
         long now = clock.millis();
         if (!counted || now - countedAtMs >= REFRESH_MS || now < countedAtMs) {
-            counts = store.countDueWithin(now, WINDOWS_MS);
+            long[] sum = new long[WINDOWS_MS.length];
+            for (EventStore store : stores) {
+                long[] c = store.countDueWithin(now, WINDOWS_MS);
+                for (int w = 0; w < sum.length; w++) {
+                    sum[w] += c[w];
+                }
+            }
+            counts = sum;
             countedAtMs = now;
             counted = true;
         }

@@ -9,7 +9,10 @@ import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.rooms.RoomApplier;
 import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.raft.RaftHost;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.server.shard.Shards;
+import java.util.ArrayList;
 import io.hourglass.raft.disk.FreeSpace;
 import io.hourglass.server.admin.AdminService;
 import io.hourglass.server.config.NodeConfig;
@@ -64,6 +67,8 @@ public final class HourglassNode implements AutoCloseable {
     private DeliveryEngine engine;
     private RoomEngine rooms;
     private RaftNode raft;
+    private RaftHost raftHost;
+    private Shards shards;
     private Server grpc;
     private HealthHttpServer http;
 
@@ -90,39 +95,69 @@ public final class HourglassNode implements AutoCloseable {
                 config.dataDir(), config.grpcPort(), config.raft().raftPort(), config.httpPort());
         // Before anything writes: RocksDB and Ratis both leave files damaged when a write fails on a full disk.
         new FreeSpace(java.util.List.of(config.dataDir()), config.raft().minFreeDiskBytes()).requireAtStart();
-        store = stack.push("store", EventStore.open(config.dataDir().resolve("db")));
-        // The queue's commands are the seam's own; each further domain registers its applier here.
-        SecurityRecords securityRecords = new SecurityRecords(store);
-        StateApplier applier = new StateApplier(store, new RoomApplier(store), new SecurityApplier(securityRecords));
+        int shardCount = config.shards();
+        raftHost = new RaftHost(config.raft(), config.host(), config.grpcPort(), clock,
+                config.limits().maxBatchBytes() + (64 << 10), shardCount);
+        stack.push("raft host", raftHost); // closed last of the shard parts (the stores after it)
+        List<Shards.Shard> parts = new ArrayList<>();
+        AccessControl access = null;
+        SecurityRecords securityRecords = null;
         SecurityConfig security = config.security();
         String bootstrapToken = security.bootstrapTokenFile() == null ? null : readToken(security.bootstrapTokenFile());
-        AccessControl access = new AccessControl(securityRecords, security.superUsers(), bootstrapToken);
-        applier.addListener(access.listener());
-        store.addRestoreListener(access::reload);
-        raft = new RaftNode(config.raft(), config.host(), config.grpcPort(), applier, clock,
-                config.limits().maxBatchBytes() + (64 << 10), metrics::recordPropose);
-        // Concurrent publish requests share log entries (group commit; PublishCoalescer).
-        publishes = new PublishCoalescer(raft, config.publishEntriesInFlight(),
-                config.limits().maxBatchBytes());
-        metrics.bindPublishCoalescer(publishes);
-        engine = new DeliveryEngine(config.delivery(), store, raft, clock);
-        applier.addListener(engine);
-        rooms = new RoomEngine(config.rooms(), config.limits(), store, raft, clock);
-        applier.addListener(rooms);
-        raft.addLeadershipListener(change -> engine.setLeading(change.leading()));
-        raft.addLeadershipListener(change -> rooms.setLeading(change.leading()));
-        raft.addFailureListener(this::stopAfterStoreFailure);
-        metrics.bind(engine, raft);
-        metrics.bindDueWithin(new DueWithin(store, clock));
-        metrics.bindPeers(raft, config.raft().voters(config.host(), config.grpcPort()).stream()
-                .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(nodeId)).toList());
+        for (int i = 0; i < shardCount; i++) {
+            String suffix = shardCount == 1 ? "" : " " + i;
+            EventStore shardStore = EventStore.open(RaftHost.shardDir(config.dataDir().resolve("db"), i));
+            stack.push("store" + suffix, shardStore);
+            // The queue's commands are the seam's own; each further domain registers its applier here.
+            SecurityRecords records = new SecurityRecords(shardStore);
+            StateApplier applier = new StateApplier(shardStore, new RoomApplier(shardStore), new SecurityApplier(records));
+            if (i == 0) { // shard 0 holds the security state, the peer registry and the rooms
+                securityRecords = records;
+                access = new AccessControl(records, security.superUsers(), bootstrapToken);
+                applier.addListener(access.listener());
+                shardStore.addRestoreListener(access::reload);
+            }
+            RaftNode shardRaft = raftHost.addShard(i, applier, metrics::recordPropose);
+            // Concurrent publish requests share log entries (group commit; PublishCoalescer).
+            PublishCoalescer coalescer = new PublishCoalescer(shardRaft, config.publishEntriesInFlight(),
+                    config.limits().maxBatchBytes());
+            DeliveryEngine shardEngine = new DeliveryEngine(config.delivery(), shardStore, shardRaft, clock);
+            applier.addListener(shardEngine);
+            shardRaft.addLeadershipListener(change -> shardEngine.setLeading(change.leading()));
+            if (i == 0) {
+                store = shardStore;
+                raft = shardRaft;
+                publishes = coalescer;
+                engine = shardEngine;
+                rooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
+                applier.addListener(rooms);
+                RoomEngine r = rooms;
+                shardRaft.addLeadershipListener(change -> r.setLeading(change.leading()));
+            }
+            parts.add(new Shards.Shard(i, shardStore, shardRaft, coalescer, shardEngine));
+        }
+        shards = new Shards(parts);
+        AccessControl accessControl = access;
+        raftHost.addFailureListener(this::stopAfterStoreFailure);
+        List<String> otherPeers = config.raft().voters(config.host(), config.grpcPort()).stream()
+                .map(io.hourglass.raft.RaftConfig.Peer::id).filter(id -> !id.equals(nodeId)).toList();
+        for (Shards.Shard part : shards.all()) {
+            // One shard: the series carry no shard label, as before shards.
+            String label = shardCount == 1 ? null : Integer.toString(part.index());
+            metrics.bindPublishCoalescer((PublishCoalescer) part.publisher(), label);
+            metrics.bind(part.engine(), part.raft(), label);
+            metrics.bindPeers(part.raft(), otherPeers, label);
+        }
+        metrics.bindDueWithin(new DueWithin(shards.all().stream().map(Shards.Shard::store).toList(), clock));
         stack.push("metrics", metrics);
-        stack.push("delivery engine", engine::start, engine);
+        for (Shards.Shard part : shards.all()) {
+            stack.push("delivery engine" + (shardCount == 1 ? "" : " " + part.index()), part.engine()::start, part.engine());
+        }
         AutoCloseable closeRooms = closeOnce(rooms);
         stack.push("rooms engine", rooms::start, closeRooms);
         // After the engines, so that they run when the first leadership change reaches them; and
         // closed before them, so that they hear that this node no longer leads.
-        stack.push("raft", raft::start, raft);
+        stack.push("raft", raftHost::start, raftHost);
 
         ExecutorService writer = stack.push("stream writers", new ClosingPool(
                 namedPool("hourglass-stream-writer-", Math.max(2, Runtime.getRuntime().availableProcessors())))).pool();
@@ -140,7 +175,7 @@ public final class HourglassNode implements AutoCloseable {
         // bootstrap token, which every node of a secured cluster holds.
         ClientCredentials peerCalls = security.clientTls() == null && bootstrapToken == null ? ClientCredentials.NONE
                 : new ClientCredentials(security.clientTls() != null, security.clientCaFile(), null, null, bootstrapToken);
-        AdminService admin = stack.push("admin service", new AdminService(raft, raft, store, engine, validator, clock, self,
+        AdminService admin = stack.push("admin service", new AdminService(raft, shards, validator, clock, self,
                 ChannelFactory.secured(peerCalls)));
         RoomsService roomsService = new RoomsService(rooms, writer, config.delivery().consumerQueueSize(),
                 config.rooms().clientTimeout(), () -> {
@@ -158,10 +193,10 @@ public final class HourglassNode implements AutoCloseable {
                 security.clientTls().certFile(), security.clientTls().keyFile(), security.clientCaFile(),
                 security.clientTls().reloadEvery(), false));
         List<BindableService> services = List.of(
-                new BrokerService(publishes, engine, validator, writer, metrics, streamLimits),
+                new BrokerService(shards, validator, writer, metrics, streamLimits),
                 roomsService, admin, new SecurityService(raft, securityRecords, security.enabled()));
         // grpc.health.v1 answers what /readyz does, for each of these services and for the server ("").
-        ReadinessHealth health = new ReadinessHealth(nodeId, raft::readiness,
+        ReadinessHealth health = new ReadinessHealth(nodeId, this::readiness,
                 services.stream().map(s -> s.bindService().getServiceDescriptor().getName()).toList());
         var builder = ClientPort.builder(config.bindHost(), config.grpcPort(), config.grpc(), grpcCalls,
                 config.limits().maxBatchBytes() * 2,
@@ -170,7 +205,7 @@ public final class HourglassNode implements AutoCloseable {
         ClientPort.reflection().forEach(builder::addService);
         builder.addService(health.service());
         if (security.enabled()) {
-            builder.intercept(new AuthInterceptor(access, securityCounters)); // added last: runs first
+            builder.intercept(new AuthInterceptor(accessControl, securityCounters)); // added last: runs first
         } else {
             LOG.warn("node {}: security is off (security.enabled=false): anyone who can reach its ports can read every "
                     + "message and administer the cluster", nodeId);
@@ -190,14 +225,31 @@ public final class HourglassNode implements AutoCloseable {
         // Closed before the port: every status turns NOT_SERVING while the port still answers.
         stack.push("grpc health", health::start, health);
         http = new HealthHttpServer(config.bindHost(), config.http(), clientTls == null ? null : clientTls.keyManager(),
-                security.enabled() ? bearer -> bearer != null && access.principalOfToken(bearer).isPresent() : null,
-                metrics::render, raft::readiness);
+                security.enabled() ? bearer -> bearer != null && accessControl.principalOfToken(bearer).isPresent() : null,
+                metrics::render, this::readiness);
         stack.push("http", http::start, http);
         if (config.warmUp()) {
-            raft.warmUp(java.time.Duration.ofSeconds(20)); // in the background; closed with the Raft node
+            raftHost.warmUp(java.time.Duration.ofSeconds(20)); // in the background; closed with the Raft node
         }
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
                 nodeId, grpc.getPort(), http.port(), config.raft().raftPort());
+    }
+
+    /**
+     * Ready when every shard is (see {@link RaftNode#readiness()}): a node that cannot serve one of
+     * its shards is not ready. Not ready names the first shard that is not.
+     */
+    public io.hourglass.raft.Readiness readiness() {
+        if (shards.count() == 1) {
+            return raft.readiness();
+        }
+        for (Shards.Shard part : shards.all()) {
+            io.hourglass.raft.Readiness r = part.raft().readiness();
+            if (!r.ready()) {
+                return new io.hourglass.raft.Readiness(false, "shard " + part.index() + ": " + r.detail());
+            }
+        }
+        return new io.hourglass.raft.Readiness(true, "ready (" + shards.count() + " shards)");
     }
 
     /** The first line of a token file, trimmed. */
@@ -233,16 +285,19 @@ public final class HourglassNode implements AutoCloseable {
     public int removeSeriesOfGoneTopics() {
         try {
             java.util.Set<String> consumed = new java.util.HashSet<>();
-            engine.hub().consumers().forEach(c -> consumed.add(c.topic()));
-            return metrics.removeTopicSeries(topic -> !consumed.contains(topic) && engine.inFlightCount(topic) == 0
-                    && store.durableGroups(topic).isEmpty() && !hasStoredMessage(topic));
+            shards.all().forEach(part -> part.engine().hub().consumers().forEach(c -> consumed.add(c.topic())));
+            return metrics.removeTopicSeries(topic -> {
+                Shards.Shard part = shards.of(topic);
+                return !consumed.contains(topic) && part.engine().inFlightCount(topic) == 0
+                        && part.store().durableGroups(topic).isEmpty() && !hasStoredMessage(part.store(), topic);
+            });
         } catch (RuntimeException e) {
             LOG.warn("removing metric series of gone topics failed: {}", e.toString());
             return 0;
         }
     }
 
-    private boolean hasStoredMessage(String topic) {
+    private static boolean hasStoredMessage(EventStore store, String topic) {
         AtomicBoolean any = new AtomicBoolean();
         store.scanTopic(topic, (key, message) -> {
             any.set(true);
@@ -310,6 +365,16 @@ public final class HourglassNode implements AutoCloseable {
 
     public EventStore store() {
         return store;
+    }
+
+    /** This node's event shards (one, shard 0, unless {@code cluster.shards} says more). */
+    public Shards shards() {
+        return shards;
+    }
+
+    /** The Raft side of every shard of this node. */
+    public RaftHost raftHost() {
+        return raftHost;
     }
 
     public NodeMetrics metrics() {

@@ -11,6 +11,7 @@ import io.hourglass.server.grpc.RoomsService;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -56,20 +57,29 @@ public final class NodeMetrics implements AutoCloseable {
     }
 
     void bindPublishCoalescer(io.hourglass.core.command.PublishCoalescer publishes) {
+        bindPublishCoalescer(publishes, null);
+    }
+
+    /** One shard's group commit, labelled {@code shard} unless it is null. */
+    void bindPublishCoalescer(io.hourglass.core.command.PublishCoalescer publishes, String shard) {
+        Tags tags = shard == null ? Tags.empty() : Tags.of("shard", shard);
         FunctionCounter.builder("hourglass.publish.entries", publishes, io.hourglass.core.command.PublishCoalescer::entries)
-                .description("Raft log entries that carried publish requests").register(registry);
+                .description("Raft log entries that carried publish requests").tags(tags).register(registry);
         FunctionCounter.builder("hourglass.publish.requests", publishes, io.hourglass.core.command.PublishCoalescer::requests)
-                .description("Publish requests proposed (several may share one entry)").register(registry);
+                .description("Publish requests proposed (several may share one entry)").tags(tags).register(registry);
         FunctionCounter.builder("hourglass.publish.entries.past.limit", publishes,
                         io.hourglass.core.command.PublishCoalescer::entriesPastLimit)
                 .description("Publish entries proposed past raft.publishEntriesInFlight because every entry out "
                         + "had waited " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
                                 io.hourglass.core.command.PublishCoalescer.STUCK_NANOS) + " ms (a failover or a stall)")
-                .register(registry);
+                .tags(tags).register(registry);
     }
 
     /** Held here: a Micrometer gauge keeps only a weak reference to what it reads. */
     private DueWithin dueWithin;
+    /** The labels of the meters {@link #bind} registers: its shard's, or none. */
+    private Tags bindTags = Tags.empty();
+    private boolean nodeBound;
 
     void bindDueWithin(DueWithin due) {
         this.dueWithin = due;
@@ -81,7 +91,21 @@ public final class NodeMetrics implements AutoCloseable {
         }
     }
 
+    /** One shard's meters, with no shard label: a node of one shard (its series as before shards). */
     void bind(DeliveryEngine engine, RaftNode raft) {
+        bind(engine, raft, null);
+    }
+
+    /**
+     * One shard's meters, labelled {@code shard} when {@code shard} is not null (a node of several
+     * shards); the node's own (clock, disk, refused peer calls) come with the first call only.
+     */
+    synchronized void bind(DeliveryEngine engine, RaftNode raft, String shard) {
+        bindTags = shard == null ? Tags.empty() : Tags.of("shard", shard);
+        if (!nodeBound) {
+            nodeBound = true;
+            bindNode(raft);
+        }
         DeliveryMetrics m = engine.metrics();
         counter("hourglass.messages.dispatched", "Deliveries handed to consumers", m.dispatched);
         counter("hourglass.messages.redelivered", "Deliveries with attempt > 1", m.redelivered);
@@ -100,7 +124,7 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.consumer.nack", "NACKs accepted", m.nacks);
         io.micrometer.core.instrument.DistributionSummary batchSize = io.micrometer.core.instrument.DistributionSummary
                 .builder("hourglass.delete.batch.size").description("Deletions per committed delete batch")
-                .publishPercentiles(0.5, 0.99).register(registry);
+                .publishPercentiles(0.5, 0.99).tags(bindTags).register(registry);
         m.deleteBatchObserver = batchSize::record;
         counter("hourglass.delete.failures", "Delete batches that failed and were re-queued", m.deleteFailures);
         counter("hourglass.dispatch.passes", "Dispatcher passes", m.dispatchPasses);
@@ -113,54 +137,65 @@ public final class NodeMetrics implements AutoCloseable {
                 e -> e.queuedDeletions());
         gauge("hourglass.is.leader", "1 when this node leads and dispatches", raft, r -> r.isLeader() ? 1 : 0);
         gauge("hourglass.raft.term", "Current Raft term", raft, r -> r.status().term());
-        gauge("hourglass.clock.offset.ms", "This node's clock minus the other voters' (median of the last readings; "
-                + "beyond raft.maxClockSkew the node stamps no entries)", raft.counters(), RaftCounters::clockOffsetMs);
         gauge("hourglass.raft.commit.index", "Highest log index known committed", raft, r -> r.status().commitIndex());
         gauge("hourglass.raft.applied.index", "Highest log index applied to the store", raft, r -> r.status().appliedIndex());
+        gauge("hourglass.raft.log.repairs", "Repairs the log check made to the Raft log at this start: a torn tail cut "
+                + "off the open segment, an open segment closed behind the store's applied index", raft.counters(),
+                RaftCounters::logRepairs);
+        FunctionCounter.builder("hourglass.raft.leader.changes", raft.counters(), RaftCounters::leaderChanges)
+                .description("Leadership changes this node saw").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())
+                .description("Snapshots taken (store flushed, log purgeable)").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
+                .description("Leader checkpoints installed by this node").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)
+                .description("Step-downs this node asked of a leader that appended nothing past its log's end "
+                        + "(raft.lostLogTimeout): the leader counted on a log this node had lost").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.pending.install.step.down.requests", raft.counters(),
+                        RaftCounters::pendingInstallStepDownRequests)
+                .description("Step-downs this node asked of a leader that sent no notice to install the checkpoint "
+                        + "this node had downloaded (raft.lostLogTimeout): Ratis installs it only on such a notice")
+                .tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.install.nudges", raft.counters(), RaftCounters::installNudges)
+                .description("Install notifications this leader sent again to a follower that had fetched a checkpoint "
+                        + "Ratis 3.3 would never have installed (its next index past the log start, nothing matched)")
+                .tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.append.chain.mends", raft.counters(), RaftCounters::appendChainMends)
+                .description("Failed follower log appends after which Ratis 3.3 would have failed every later append "
+                        + "(the node never catching up), cleared so the leader's resend runs").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft.counters(), RaftCounters::leaderExitElections)
+                .description("Elections this node started at once because its leader's process was gone "
+                        + "(raft.leaderExitStagger)").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.leader.silence.elections", raft.counters(), RaftCounters::leaderSilenceElections)
+                .description("Elections this node started at once because a majority of the voters had not heard from "
+                        + "its leader for raft.electionTimeoutMin (a cut-off or paused leader)").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsRetargeted)
+                .tag("reason", "new_leader").description("Proposal attempts forwarded to a leader and sent again to "
+                        + "the new leader this node learnt of meanwhile").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsUnanswered)
+                .tag("reason", "no_answer").description("Proposal attempts forwarded to a leader that did not answer "
+                        + "within raft.electionTimeoutMin, sent again on a new connection").tags(bindTags).register(registry);
+        FunctionCounter.builder("hourglass.raft.forwarded", raft.counters(), RaftCounters::forwards)
+                .description("Proposals this node forwarded to the leader (made while it did not lead)")
+                .tags(bindTags).register(registry);
+        bindTags = Tags.empty();
+    }
+
+    /** The node's own meters, read through its first shard's replica. */
+    private void bindNode(RaftNode raft) {
+        Tags saved = bindTags;
+        bindTags = Tags.empty();
+        gauge("hourglass.clock.offset.ms", "This node's clock minus the other voters' (median of the last readings; "
+                + "beyond raft.maxClockSkew the node stamps no entries)", raft.counters(), RaftCounters::clockOffsetMs);
         gauge("hourglass.disk.free.bytes", "Free bytes on the fullest file system of this node's data directory; below "
                 + "hourglass_disk_min_free_bytes the node stops (exit 70) and does not start", raft.counters(),
                 RaftCounters::freeDiskBytes);
         gauge("hourglass.disk.min.free.bytes", "node.minFreeDiskMb in bytes (0: not checked)", raft.counters(),
                 RaftCounters::minFreeDiskBytes);
-        gauge("hourglass.raft.log.repairs", "Repairs the log check made to the Raft log at this start: a torn tail cut "
-                + "off the open segment, an open segment closed behind the store's applied index", raft.counters(),
-                RaftCounters::logRepairs);
-        FunctionCounter.builder("hourglass.raft.leader.changes", raft.counters(), RaftCounters::leaderChanges)
-                .description("Leadership changes this node saw").register(registry);
-        FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())
-                .description("Snapshots taken (store flushed, log purgeable)").register(registry);
-        FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
-                .description("Leader checkpoints installed by this node").register(registry);
-        FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)
-                .description("Step-downs this node asked of a leader that appended nothing past its log's end "
-                        + "(raft.lostLogTimeout): the leader counted on a log this node had lost").register(registry);
-        FunctionCounter.builder("hourglass.raft.pending.install.step.down.requests", raft.counters(),
-                        RaftCounters::pendingInstallStepDownRequests)
-                .description("Step-downs this node asked of a leader that sent no notice to install the checkpoint "
-                        + "this node had downloaded (raft.lostLogTimeout): Ratis installs it only on such a notice")
-                .register(registry);
-        FunctionCounter.builder("hourglass.raft.install.nudges", raft.counters(), RaftCounters::installNudges)
-                .description("Install notifications this leader sent again to a follower that had fetched a checkpoint "
-                        + "Ratis 3.3 would never have installed (its next index past the log start, nothing matched)")
-                .register(registry);
-        FunctionCounter.builder("hourglass.raft.append.chain.mends", raft.counters(), RaftCounters::appendChainMends)
-                .description("Failed follower log appends after which Ratis 3.3 would have failed every later append "
-                        + "(the node never catching up), cleared so the leader's resend runs").register(registry);
-        FunctionCounter.builder("hourglass.raft.leader.exit.elections", raft.counters(), RaftCounters::leaderExitElections)
-                .description("Elections this node started at once because its leader's process was gone "
-                        + "(raft.leaderExitStagger)").register(registry);
-        FunctionCounter.builder("hourglass.raft.leader.silence.elections", raft.counters(), RaftCounters::leaderSilenceElections)
-                .description("Elections this node started at once because a majority of the voters had not heard from "
-                        + "its leader for raft.electionTimeoutMin (a cut-off or paused leader)").register(registry);
-        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsRetargeted)
-                .tag("reason", "new_leader").description("Proposal attempts forwarded to a leader and sent again to "
-                        + "the new leader this node learnt of meanwhile").register(registry);
-        FunctionCounter.builder("hourglass.raft.forward.attempts.abandoned", raft.counters(), RaftCounters::forwardsUnanswered)
-                .tag("reason", "no_answer").description("Proposal attempts forwarded to a leader that did not answer "
-                        + "within raft.electionTimeoutMin, sent again on a new connection").register(registry);
         FunctionCounter.builder("hourglass.security.refused", raft.counters(), RaftCounters::refusedPeerCalls)
                 .tag("reason", "no_peer_certificate")
                 .description("Calls the Raft port refused: the caller presented no certificate").register(registry);
+        bindTags = saved;
     }
 
     /** Requests the client port refused: {@code hourglass_security_refused_total{reason}}. */
@@ -203,26 +238,32 @@ public final class NodeMetrics implements AutoCloseable {
 
     /** Registers a follower-lag gauge per peer (the leader reports them; others report 0). */
     void bindPeers(RaftNode raft, List<String> peerIds) {
+        bindPeers(raft, peerIds, null);
+    }
+
+    /** {@link #bindPeers(RaftNode, List)} of one shard, labelled {@code shard} unless it is null. */
+    void bindPeers(RaftNode raft, List<String> peerIds, String shard) {
+        Tags tags = shard == null ? Tags.empty() : Tags.of("shard", shard);
         for (String peer : peerIds) {
             Gauge.builder("hourglass.raft.follower.lag", raft, r -> {
                         RaftNode.Status s = r.status();
                         Long match = s.followerMatchIndex().get(peer);
                         return match == null ? 0 : Math.max(0, s.commitIndex() - match);
-                    }).tag("follower", peer).description("Entries a follower is behind the leader's commit index")
+                    }).tag("follower", peer).tags(tags).description("Entries a follower is behind the leader's commit index")
                     .register(registry);
             Gauge.builder("hourglass.raft.follower.stalled", raft.counters(), c -> c.stalledFollowers().contains(peer) ? 1 : 0)
-                    .tag("follower", peer)
+                    .tag("follower", peer).tags(tags)
                     .description("1 while the leader sees this follower behind and not catching up (raft.followerStallTimeout)")
                     .register(registry);
         }
     }
 
     private void counter(String name, String help, LongAdder adder) {
-        FunctionCounter.builder(name, adder, LongAdder::doubleValue).description(help).register(registry);
+        FunctionCounter.builder(name, adder, LongAdder::doubleValue).description(help).tags(bindTags).register(registry);
     }
 
     private <T> void gauge(String name, String help, T target, ToDoubleFunction<T> f) {
-        Gauge.builder(name, target, f).description(help).register(registry);
+        Gauge.builder(name, target, f).description(help).tags(bindTags).register(registry);
     }
 
     public void recordPublish(List<NewMessage> messages, long nanos) {

@@ -345,20 +345,23 @@ public final class HistoryChecker {
         }
 
         private void checkDivergence() {
-            Map<Long, Map<String, Set<String>>> byIndex = new TreeMap<>();
-            Map<Long, Map<String, String>> familiesByIndex = new TreeMap<>();
+            // Keyed by shard and applied index: each shard is its own log ("shard" absent: 0).
+            Map<String, Map<String, Set<String>>> byIndex = new TreeMap<>();
+            Map<String, Map<String, String>> familiesByIndex = new TreeMap<>();
             for (HistoryEvent e : of("digest")) {
-                byIndex.computeIfAbsent(e.num("appliedIndex"), k -> new TreeMap<>())
+                String at = (e.str("shard").isEmpty() || e.str("shard").equals("0") ? "" : "shard " + e.str("shard") + ", ")
+                        + "applied index " + e.num("appliedIndex");
+                byIndex.computeIfAbsent(at, k -> new TreeMap<>())
                         .computeIfAbsent(e.str("digest"), k -> new TreeSet<>()).add(e.str("node"));
                 if (!e.str("families").isEmpty()) {
-                    familiesByIndex.computeIfAbsent(e.num("appliedIndex"), k -> new TreeMap<>())
+                    familiesByIndex.computeIfAbsent(at, k -> new TreeMap<>())
                             .put(e.str("digest"), e.str("families"));
                 }
             }
-            byIndex.forEach((index, digests) -> {
+            byIndex.forEach((at, digests) -> {
                 if (digests.size() > 1) {
-                    String differing = differingFamilies(familiesByIndex.getOrDefault(index, Map.of()).values());
-                    report.violation(ViolationClass.DIVERGENCE, "applied index " + index + ": "
+                    String differing = differingFamilies(familiesByIndex.getOrDefault(at, Map.of()).values());
+                    report.violation(ViolationClass.DIVERGENCE, at + ": "
                             + digests.entrySet().stream()
                                     .map(en -> en.getKey() + " on " + String.join(",", en.getValue()))
                                     .collect(Collectors.joining("; "))

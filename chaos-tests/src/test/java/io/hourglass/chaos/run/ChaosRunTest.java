@@ -48,7 +48,8 @@ import org.junit.jupiter.api.Test;
  * <p>Properties: {@code -Dchaos.seed=N} replays a schedule (printed at the start);
  * {@code -Dchaos.minutes=M} injects faults for at least M minutes (default: every fault kind
  * once); {@code -Dchaos.faults=pause,kill-leader} only those kinds (labels as in the summary);
- * {@code -Dchaos.nodes=5} runs five voters instead of three; {@code -Dchaos.secure=true} turns security
+ * {@code -Dchaos.nodes=5} runs five voters instead of three; {@code -Dchaos.shards=N} gives every node
+ * N event shards (cluster.shards; digests compared per shard); {@code -Dchaos.secure=true} turns security
  * on (TLS on every port, mutual TLS between nodes, every client with a token; certificates from
  * deploy/certs.sh; a second, shorter run with security on runs in every build unless
  * {@code -Dchaos.secureRun=false}); {@code -Dchaos.netns=false}
@@ -199,23 +200,28 @@ final class ChaosRunTest {
         for (ServerProcess node : cluster.voters()) {
             perNode.add(register(cluster.client(List.of(node.ports().grpcAddress())).build()));
         }
+        int shards = io.hourglass.chaos.ServerProcess.SHARDS;
         try {
-            await("every node at the same applied index").atMost(DIGEST_TIMEOUT).pollInterval(Duration.ofMillis(500))
-                    .until(() -> {
-                        List<StateDigestResponse> digests = new ArrayList<>();
-                        for (HourglassClient c : perNode) {
-                            try {
-                                StateDigestResponse d = c.admin().stateDigest();
-                                digests.add(d);
-                                history.record("digest", "runner", Map.of("node", d.getNodeId(),
-                                        "appliedIndex", d.getAppliedIndex(), "digest", d.getSha256(),
-                                        "families", new java.util.TreeMap<>(d.getFamiliesMap()).toString()));
-                            } catch (HourglassClientException e) {
-                                System.out.println("digest: " + e.getMessage());
+            await("every node at the same applied index in every shard").atMost(DIGEST_TIMEOUT)
+                    .pollInterval(Duration.ofMillis(500)).until(() -> {
+                        boolean settled = true;
+                        for (int shard = 0; shard < shards; shard++) {
+                            List<StateDigestResponse> digests = new ArrayList<>();
+                            for (HourglassClient c : perNode) {
+                                try {
+                                    StateDigestResponse d = c.admin().stateDigest(shard);
+                                    digests.add(d);
+                                    history.record("digest", "runner", Map.of("node", d.getNodeId(), "shard", shard,
+                                            "appliedIndex", d.getAppliedIndex(), "digest", d.getSha256(),
+                                            "families", new java.util.TreeMap<>(d.getFamiliesMap()).toString()));
+                                } catch (HourglassClientException e) {
+                                    System.out.println("digest: " + e.getMessage());
+                                }
                             }
+                            settled &= digests.size() == perNode.size() && digests.stream()
+                                    .map(StateDigestResponse::getAppliedIndex).distinct().count() == 1;
                         }
-                        return digests.size() == perNode.size() && digests.stream()
-                                .map(StateDigestResponse::getAppliedIndex).distinct().count() == 1;
+                        return settled;
                     });
         } catch (ConditionTimeoutException e) {
             System.out.println("nodes did not settle at one applied index within " + DIGEST_TIMEOUT

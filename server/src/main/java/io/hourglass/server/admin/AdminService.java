@@ -41,7 +41,7 @@ import io.hourglass.core.NotFoundException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.QueueCommands;
-import io.hourglass.core.command.Replicator;
+import io.hourglass.server.shard.Shards;
 import io.hourglass.core.delivery.Consumer;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.proto.Command;
@@ -80,30 +80,27 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     static final int PEEK_PAGE_MAX_BYTES = 2 << 20;
 
     private final RaftNode raft;
-    private final Replicator replicator;
-    private final EventStore store;
-    private final DeliveryEngine engine;
+    private final Shards shards;
     private final PublishValidator validator;
-    private final TopicInspector topics;
+    /** Each shard's inspector, by shard index. */
+    private final List<TopicInspector> inspectors;
     private final ClusterInspector cluster;
     private final java.time.Clock clock;
 
-    public AdminService(RaftNode raft, Replicator replicator, EventStore store, DeliveryEngine engine,
-                        PublishValidator validator, java.time.Clock clock, String selfAddress,
-                        io.hourglass.client.ChannelFactory peers) {
+    /** @param raft shard 0's replica: membership, the peer registry and the cluster's status go through it */
+    public AdminService(RaftNode raft, Shards shards, PublishValidator validator, java.time.Clock clock,
+                        String selfAddress, io.hourglass.client.ChannelFactory peers) {
         this.raft = raft;
-        this.replicator = replicator;
-        this.store = store;
-        this.engine = engine;
+        this.shards = shards;
         this.validator = validator;
         this.clock = clock;
-        this.topics = new TopicInspector(store, engine, clock);
-        this.cluster = new ClusterInspector(raft, selfAddress, () -> raft.readiness().ready(), peers);
+        this.inspectors = shards.all().stream().map(s -> new TopicInspector(s.store(), s.engine(), clock)).toList();
+        this.cluster = new ClusterInspector(shards.all().stream().map(Shards.Shard::raft).toList(), selfAddress, peers);
     }
 
     @Override
     public void nodeStatus(NodeStatusRequest request, StreamObserver<NodeInfo> out) {
-        answer(out, cluster::self);
+        answer(out, () -> cluster.self(request.getShard()));
     }
 
     @Override
@@ -117,13 +114,13 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             throw new InvalidRequestException("add-node needs ID=HOST:RAFTPORT:GRPCPORT, got " + excerpt(r.getId())
                     + "=" + excerpt(r.getHost()) + ":" + r.getRaftPort() + ":" + r.getGrpcPort());
         }
-        leader(out, s -> s.addNode(r), () -> {
+        leader(out, raft, s -> s.addNode(r), () -> {
             // Refused before the peer registry changes: re-adding a member must not rewrite its address.
             // RaftNode checks again against the configuration it changes.
             if (raft.members().stream().anyMatch(m -> m.id().equals(r.getId()))) {
                 throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
             }
-            replicator.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
+            raft.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
                     .setGrpcAddress(r.getHost() + ":" + r.getGrpcPort())).build()).join();
             return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
         });
@@ -131,7 +128,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void removeNode(RemoveNodeRequest r, StreamObserver<MembershipResponse> out) {
-        leader(out, s -> s.removeNode(r), () -> {
+        leader(out, raft, s -> s.removeNode(r), () -> {
             if (r.getId().equals(raft.nodeId())) {
                 throw new FailedPreconditionException(r.getId() + " is the leader; move leadership first "
                         + "(hourglass cluster transfer-leader OTHER_ID), then remove it");
@@ -142,7 +139,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void transferLeader(TransferLeaderRequest r, StreamObserver<MembershipResponse> out) {
-        leader(out, s -> s.transferLeader(r), () -> {
+        leader(out, raft, s -> s.transferLeader(r), () -> {
             if (raft.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
                 throw new NotFoundException("no member " + excerpt(r.getId()));
             }
@@ -170,12 +167,19 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void listTopics(ListTopicsRequest r, StreamObserver<ListTopicsResponse> out) {
-        leader(out, s -> s.listTopics(r), () -> ListTopicsResponse.newBuilder().addAllTopics(topics.all()).build());
+        // Shards led elsewhere are read from this node's replicas: stored figures are replicated,
+        // in-flight counts are the local engine's (each shard's leader knows its own).
+        leader(out, raft, s -> s.listTopics(r), () -> {
+            List<TopicInfo> all = new java.util.ArrayList<>();
+            inspectors.forEach(i -> all.addAll(i.all()));
+            all.sort(java.util.Comparator.comparing(TopicInfo::getTopic));
+            return ListTopicsResponse.newBuilder().addAllTopics(all).build();
+        });
     }
 
     @Override
     public void topicStats(TopicStatsRequest r, StreamObserver<TopicInfo> out) {
-        leader(out, s -> s.topicStats(r), () -> topics.stats(existingTopic(r.getTopic())));
+        leader(out, raftOf(r.getTopic()), s -> s.topicStats(r), () -> topics(r.getTopic()).stats(existingTopic(r.getTopic())));
     }
 
     @Override
@@ -183,8 +187,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             String topic = existingTopic(r.getTopic());
             long[] n = {0};
-            store.scanTopic(topic, (k, m) -> ++n[0] > 0);
-            replicator.propose(Command.newBuilder().setPurgeTopic(PurgeTopicCmd.newBuilder().setTopic(topic)).build())
+            shards.of(topic).store().scanTopic(topic, (k, m) -> ++n[0] > 0);
+            shards.of(topic).raft().propose(Command.newBuilder().setPurgeTopic(PurgeTopicCmd.newBuilder().setTopic(topic)).build())
                     .join();
             return PurgeTopicResponse.newBuilder().setPurged(n[0]).build();
         });
@@ -200,7 +204,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 throw new InvalidRequestException("the peek window [" + r.getFromMs() + ", " + r.getUntilMs()
                         + ") is empty or negative");
             }
-            TopicInspector.PeekPage page = topics.peek(topic, r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000),
+            TopicInspector.PeekPage page = topics(topic).peek(topic, r.getLimit() <= 0 ? 20 : Math.min(r.getLimit(), 10_000),
                     after, PEEK_PAGE_MAX_BYTES, r.getFromMs(), r.getUntilMs() == 0 ? Long.MAX_VALUE : r.getUntilMs());
             return PeekTopicResponse.newBuilder().addAllMessages(page.messages())
                     .setNextPageToken(page.continueAfter().map(EventKey::toHex).orElse("")).build();
@@ -228,7 +232,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 throw new InvalidRequestException("the window holds more than " + MAX_SCHEDULE_BUCKETS
                         + " buckets of " + bucket + " ms: widen the bucket or narrow the window");
             }
-            return topics.schedule(r.getTopic(), from, until, bucket);
+            return topics(r.getTopic()).schedule(r.getTopic(), from, until, bucket);
         });
     }
 
@@ -237,6 +241,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             validator.validateTopic(r.getTopic());
             EventKey key = PublishValidator.messageId(r.getId(), "message id");
+            EventStore store = shards.of(r.getTopic()).store();
             StoredMessage m = store.message(key).filter(s -> s.getTopic().equals(r.getTopic()))
                     .orElseThrow(() -> new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId()));
             MessageInfo.Builder info = MessageInfo.newBuilder().setTopic(m.getTopic()).setProducerId(m.getProducerId())
@@ -259,7 +264,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             validator.validateTopic(r.getTopic());
             EventKey key = PublishValidator.messageId(r.getId(), "message id");
-            CommandReply reply = replicator.propose(QueueCommands.deleteMessage(r.getTopic(), key)).join();
+            CommandReply reply = shards.of(r.getTopic()).raft().propose(QueueCommands.deleteMessage(r.getTopic(), key)).join();
             if (reply.getDeletedCount() == 0) {
                 throw new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId());
             }
@@ -269,18 +274,18 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void listGroups(ListGroupsRequest r, StreamObserver<ListGroupsResponse> out) {
-        leader(out, s -> s.listGroups(r), () ->
-                ListGroupsResponse.newBuilder().addAllGroups(topics.groups(existingTopic(r.getTopic()))).build());
+        leader(out, raftOf(r.getTopic()), s -> s.listGroups(r), () ->
+                ListGroupsResponse.newBuilder().addAllGroups(topics(r.getTopic()).groups(existingTopic(r.getTopic()))).build());
     }
 
     @Override
     public void deleteGroup(DeleteGroupRequest r, StreamObserver<DeleteGroupResponse> out) {
         answer(out, () -> {
             String topic = existingTopic(r.getTopic());
-            if (!store.durableGroups(topic).contains(r.getGroup())) {
+            if (!shards.of(topic).store().durableGroups(topic).contains(r.getGroup())) {
                 throw new NotFoundException("topic " + topic + " has no group '" + excerpt(r.getGroup()) + "'");
             }
-            replicator.propose(Command.newBuilder().setDeleteGroup(DeleteGroupCmd.newBuilder().setTopic(topic)
+            shards.of(topic).raft().propose(Command.newBuilder().setDeleteGroup(DeleteGroupCmd.newBuilder().setTopic(topic)
                     .setGroup(r.getGroup())).build()).join();
             return DeleteGroupResponse.getDefaultInstance();
         });
@@ -295,7 +300,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 throw new io.hourglass.core.InvalidRequestException("group must not be empty: a policy belongs to a durable group");
             }
             validator.validateGroup(r.getGroup());
-            io.hourglass.core.proto.GroupPolicy.Builder merged = store.groupPolicy(r.getTopic(), r.getGroup())
+            io.hourglass.core.proto.GroupPolicy.Builder merged = shards.of(r.getTopic()).store().groupPolicy(r.getTopic(), r.getGroup())
                     .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
                     .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
             if (r.getSetBackoff()) {
@@ -309,7 +314,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             }
             io.hourglass.core.proto.GroupPolicy policy = merged.build();
             validator.validateGroupPolicy(r.getTopic(), policy);
-            replicator.propose(QueueCommands.configureGroup(r.getTopic(), r.getGroup(),
+            shards.of(r.getTopic()).raft().propose(QueueCommands.configureGroup(r.getTopic(), r.getGroup(),
                     r.getSetBackoff() ? r.getBackoffMsList() : null,
                     r.hasMaxDeliveries() ? r.getMaxDeliveries() : null,
                     r.hasDeadLetterTopic() ? r.getDeadLetterTopic() : null)).join();
@@ -320,9 +325,11 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void listConsumers(ListConsumersRequest r, StreamObserver<ListConsumersResponse> out) {
-        leader(out, s -> s.listConsumers(r), () -> {
+        leader(out, r.getTopic().isEmpty() ? raft : raftOf(r.getTopic()), s -> s.listConsumers(r), () -> {
             ListConsumersResponse.Builder b = ListConsumersResponse.newBuilder();
-            for (Consumer c : engine.hub().consumers()) {
+            List<Consumer> all = new java.util.ArrayList<>();
+            shards.all().forEach(s -> all.addAll(s.engine().hub().consumers()));
+            for (Consumer c : all) {
                 if (r.getTopic().isEmpty() || c.topic().equals(r.getTopic())) {
                     b.addConsumers(ConsumerInfo.newBuilder().setId(c.id()).setTopic(c.topic()).setGroup(c.group())
                             .setBuffered(c.buffered()));
@@ -336,15 +343,44 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     public void stateDigest(io.hourglass.api.v1.StateDigestRequest r,
                             StreamObserver<io.hourglass.api.v1.StateDigestResponse> out) {
         answer(out, () -> {
-            EventStore.Digest d = store.digest();
+            if (r.getShard() < 0 || r.getShard() >= shards.count()) {
+                throw new InvalidRequestException("no shard " + r.getShard() + ": this cluster has " + shards.count());
+            }
+            EventStore.Digest d = shards.get(r.getShard()).store().digest();
             return io.hourglass.api.v1.StateDigestResponse.newBuilder().setNodeId(raft.nodeId())
                     .setAppliedIndex(d.applied().index()).setSha256(d.sha256()).putAllFamilies(d.families()).build();
         });
     }
 
+    @Override
+    public void rebalance(io.hourglass.api.v1.RebalanceRequest r, StreamObserver<io.hourglass.api.v1.RebalanceResponse> out) {
+        answer(out, () -> {
+            io.hourglass.api.v1.RebalanceResponse.Builder b = io.hourglass.api.v1.RebalanceResponse.newBuilder();
+            for (io.hourglass.raft.RaftHost.Move m : raft.host().rebalanceNow()) {
+                b.addMoves(io.hourglass.api.v1.ShardMove.newBuilder().setShard(m.shard()).setFrom(m.from()).setTo(m.to()));
+            }
+            if (!r.getLocalOnly()) {
+                io.hourglass.api.v1.RebalanceRequest local = io.hourglass.api.v1.RebalanceRequest.newBuilder()
+                        .setLocalOnly(true).build();
+                for (RaftNode.Member m : raft.members()) {
+                    String address = raft.grpcAddressOf(m.id());
+                    if (m.id().equals(raft.nodeId())) {
+                        continue;
+                    }
+                    try {
+                        b.addAllMoves(stub(address).rebalance(local).getMovesList());
+                    } catch (RuntimeException e) {
+                        b.putErrors(m.id(), String.valueOf(e.getMessage()));
+                    }
+                }
+            }
+            return b.build();
+        });
+    }
+
     private String existingTopic(String topic) {
         validator.validateTopic(topic);
-        if (!topics.exists(topic)) {
+        if (!topics(topic).exists(topic)) {
             throw new NotFoundException("no topic '" + topic + "' (no stored messages, groups or consumers)");
         }
         return topic;
@@ -357,8 +393,19 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 .addAllVoters(voters.stream().map(RaftNode.Member::id).toList()).build();
     }
 
-    /** Runs here when this node leads, else forwards the same call to the leader. */
-    private <T> void leader(StreamObserver<T> out, Function<AdminGrpc.AdminBlockingStub, T> forward, RaftCall<T> local) {
+    /** The inspector of {@code topic}'s shard. */
+    private TopicInspector topics(String topic) {
+        return inspectors.get(shards.of(topic).index());
+    }
+
+    /** The replica of {@code topic}'s shard. */
+    private RaftNode raftOf(String topic) {
+        return shards.of(topic).raft();
+    }
+
+    /** Runs here when this node leads shard {@code raft}, else forwards the same call to its leader. */
+    private <T> void leader(StreamObserver<T> out, RaftNode raft, Function<AdminGrpc.AdminBlockingStub, T> forward,
+                            RaftCall<T> local) {
         if (raft.isLeader()) {
             answer(out, local);
             return;

@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * Gathers every member's own status: this node's directly, the others' over their Admin API with
@@ -23,27 +22,33 @@ import java.util.function.BooleanSupplier;
 final class ClusterInspector implements AutoCloseable {
     private static final long PEER_DEADLINE_MS = 1_500;
 
+    /** Every shard's replica on this node, by shard; shard 0's names the members. */
+    private final java.util.List<RaftNode> shards;
     private final RaftNode raft;
     private final String selfAddress;
-    private final BooleanSupplier ready;
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
     private final ChannelFactory peers;
 
     /** @param peers opens channels to other nodes' client ports (their TLS, this node's credentials) */
-    ClusterInspector(RaftNode raft, String selfAddress, BooleanSupplier ready, ChannelFactory peers) {
+    ClusterInspector(java.util.List<RaftNode> shards, String selfAddress, ChannelFactory peers) {
         this.peers = peers;
-        this.raft = raft;
+        this.shards = java.util.List.copyOf(shards);
+        this.raft = shards.get(0);
         this.selfAddress = selfAddress;
-        this.ready = ready;
     }
 
-    NodeInfo self() {
-        RaftNode.Status s = raft.status();
+    /** This node's status in shard {@code shard}. */
+    NodeInfo self(int shard) {
+        if (shard < 0 || shard >= shards.size()) {
+            throw new io.hourglass.core.InvalidRequestException("no shard " + shard + ": this cluster has " + shards.size());
+        }
+        RaftNode replica = shards.get(shard);
+        RaftNode.Status s = replica.status();
         return NodeInfo.newBuilder().setId(s.nodeId()).setAddress(selfAddress).setRaftAddress(raftAddress(s.nodeId()))
                 .setRole(s.role()).setTerm(s.term()).setCommitIndex(s.commitIndex()).setAppliedIndex(s.appliedIndex())
-                .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(ready.getAsBoolean())
-                .addAllStalledFollowers(raft.counters().stalledFollowers()).build();
+                .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(replica.readiness().ready())
+                .addAllStalledFollowers(replica.counters().stalledFollowers()).setShard(shard).build();
     }
 
     private String raftAddress(String id) {
@@ -59,13 +64,31 @@ final class ClusterInspector implements AutoCloseable {
         return channels.computeIfAbsent(address, a -> peers.open(ServerAddress.parse(a)));
     }
 
+    /** Every member's status in every shard (shard 0's records first); the leader and quorum of shard 0. */
     ClusterStatusResponse cluster() throws IOException {
-        NodeInfo me = self();
-        RaftNode.Status local = raft.status();
         ClusterStatusResponse.Builder out = ClusterStatusResponse.newBuilder();
+        boolean quorum = true;
+        String firstLeader = "";
+        for (int shard = 0; shard < shards.size(); shard++) {
+            String leader = shardStatus(shard, out);
+            quorum &= !leader.isEmpty();
+            if (shard == 0) {
+                firstLeader = leader;
+            }
+        }
+        long upInShard0 = out.getMembersList().stream().filter(m -> m.getNode().getShard() == 0 && m.getUp()).count();
+        int voters = raft.members().size();
+        return out.setLeaderId(firstLeader).setHasQuorum(quorum && upInShard0 * 2 > voters).build();
+    }
+
+    /** Adds every member's record of {@code shard} to {@code out}; returns the shard's leader, or "". */
+    private String shardStatus(int shard, ClusterStatusResponse.Builder out) throws IOException {
+        NodeInfo me = self(shard);
+        RaftNode.Status local = shards.get(shard).status();
         long leaderCommit = -1;
         Map<String, NodeInfo> infos = new java.util.TreeMap<>();
         Map<String, String> errors = new java.util.TreeMap<>();
+        NodeStatusRequest ask = NodeStatusRequest.newBuilder().setShard(shard).build();
         for (RaftNode.Member peer : raft.members()) {
             String id = peer.id();
             String address = raft.grpcAddressOf(id);
@@ -80,7 +103,7 @@ final class ClusterInspector implements AutoCloseable {
             try {
                 infos.put(id, AdminGrpc.newBlockingStub(channel(address))
                         .withDeadlineAfter(PEER_DEADLINE_MS, TimeUnit.MILLISECONDS)
-                        .nodeStatus(NodeStatusRequest.getDefaultInstance()));
+                        .nodeStatus(ask));
             } catch (RuntimeException e) {
                 errors.put(id, e.getMessage());
             }
@@ -94,7 +117,6 @@ final class ClusterInspector implements AutoCloseable {
                 stalled = java.util.Set.copyOf(n.getStalledFollowersList());
             }
         }
-        int up = 0;
         for (RaftNode.Member peer : raft.members()) {
             String id = peer.id();
             NodeInfo n = infos.get(id);
@@ -104,15 +126,14 @@ final class ClusterInspector implements AutoCloseable {
             if (n == null) {
                 String addr = raft.grpcAddressOf(id);
                 m.setNode(NodeInfo.newBuilder().setId(id).setAddress(addr == null ? "" : addr)
-                        .setRaftAddress(peer.raftAddress())).setUp(false).setError(errors.getOrDefault(id, "no answer"));
+                        .setRaftAddress(peer.raftAddress()).setShard(shard)).setUp(false)
+                        .setError(errors.getOrDefault(id, "no answer"));
             } else {
-                up++;
                 m.setNode(n).setUp(true).setLag(leaderCommit < 0 ? 0 : Math.max(0, leaderCommit - n.getAppliedIndex()));
             }
             out.addMembers(m);
         }
-        int voters = raft.members().size();
-        return out.setLeaderId(leader).setHasQuorum(!leader.isEmpty() && up * 2 > voters).build();
+        return leader;
     }
 
     @Override

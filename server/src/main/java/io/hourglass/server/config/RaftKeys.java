@@ -96,6 +96,13 @@ public final class RaftKeys {
                     + "messages, against 4) publish→deliver p50 at a paced 1000 msg/s halves and throughput and CPU "
                     + "per message improve: each entry costs RPCs, fsync shares, an apply and a dispatch pass.");
 
+    public static final ConfigKey<Integer> SHARDS = ConfigKey.integer(
+            "cluster.shards", 1, 1, io.hourglass.raft.RaftHost.MAX_SHARDS,
+            "Event shards: Raft groups that each order the commands of the topics whose name hashes onto them "
+                    + "(xxHash64 of the name, modulo this count), all in the one Raft server of each node, so that "
+                    + "several leaders share the work. Fixed when a cluster is created (recorded in each node's data "
+                    + "directory; a start with another count is refused) and the same on every node. Rooms, the "
+                    + "peer registry and the security state live in shard 0.");
     public static final ConfigKey<Boolean> WARM_UP = ConfigKey.flag(
             "raft.warmUp", true,
             "At start, run the Raft leader's code once in three throwaway servers inside this node's JVM (ports of "
@@ -117,7 +124,7 @@ public final class RaftKeys {
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
             LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
-            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP);
+            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP, SHARDS);
 
     private RaftKeys() {
     }

@@ -17,7 +17,7 @@ import io.hourglass.api.v1.SubscribeRequest;
 import io.hourglass.api.v1.SubscribeResponse;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.QueueCommands;
-import io.hourglass.core.command.Replicator;
+import io.hourglass.server.shard.Shards;
 import io.hourglass.core.delivery.DeliveryEngine;
 import io.hourglass.core.proto.CommandReply;
 import io.hourglass.core.proto.NewMessage;
@@ -33,19 +33,17 @@ import java.util.concurrent.Executor;
  * entry and answers with the ids once committed. Subscribing is a {@link SubscribeSession}.
  */
 public final class BrokerService extends BrokerGrpc.BrokerImplBase {
-    private final Replicator replicator;
-    private final DeliveryEngine engine;
+    private final Shards shards;
     private final PublishValidator validator;
     private final Executor writer;
     private final NodeMetrics metrics;
     private final StreamLimits limits;
 
     /** @param limits the init deadline of Subscribe streams and the node's consumer cap */
-    public BrokerService(Replicator replicator, DeliveryEngine engine, PublishValidator validator, Executor writer,
+    public BrokerService(Shards shards, PublishValidator validator, Executor writer,
                          NodeMetrics metrics, StreamLimits limits) {
         this.limits = limits;
-        this.replicator = replicator;
-        this.engine = engine;
+        this.shards = shards;
         this.validator = validator;
         this.writer = writer;
         this.metrics = metrics;
@@ -117,11 +115,44 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
         }
         validator.validateBatch(messages);
         long started = System.nanoTime();
-        return replicator.propose(QueueCommands.publish(messages))
-                .thenApply(reply -> {
-                    metrics.recordPublish(messages, System.nanoTime() - started);
-                    return toResponse(reply);
-                });
+        if (shards.count() == 1) {
+            return shards.first().publisher().propose(QueueCommands.publish(messages))
+                    .thenApply(reply -> {
+                        metrics.recordPublish(messages, System.nanoTime() - started);
+                        return toResponse(reply);
+                    });
+        }
+        return publishAcrossShards(messages, started);
+    }
+
+    /**
+     * A batch whose topics lie on several shards: one entry per shard (no command spans two), the
+     * answers put back in the batch's order. Each shard's part is atomic on its own; a failed part
+     * fails the call (the client retries the batch; producer ids make that safe).
+     */
+    private CompletableFuture<PublishResponse> publishAcrossShards(List<NewMessage> messages, long started) {
+        java.util.Map<Shards.Shard, List<Integer>> positions = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < messages.size(); i++) {
+            positions.computeIfAbsent(shards.of(messages.get(i).getTopic()), s -> new ArrayList<>()).add(i);
+        }
+        List<CompletableFuture<PublishResponse>> parts = new ArrayList<>();
+        List<List<Integer>> order = new ArrayList<>();
+        positions.forEach((shard, at) -> {
+            List<NewMessage> part = at.stream().map(messages::get).toList();
+            order.add(at);
+            parts.add(shard.publisher().propose(QueueCommands.publish(part)).thenApply(BrokerService::toResponse));
+        });
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            PublishedMessage[] inOrder = new PublishedMessage[messages.size()];
+            for (int p = 0; p < parts.size(); p++) {
+                List<PublishedMessage> answered = parts.get(p).join().getMessagesList();
+                for (int k = 0; k < answered.size(); k++) {
+                    inOrder[order.get(p).get(k)] = answered.get(k);
+                }
+            }
+            metrics.recordPublish(messages, System.nanoTime() - started);
+            return PublishResponse.newBuilder().addAllMessages(java.util.Arrays.asList(inOrder)).build();
+        });
     }
 
     private static PublishResponse toResponse(CommandReply reply) {
@@ -139,6 +170,20 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
         return b.build();
     }
 
+    /** The shard map as this node knows it: each shard's leader, by its Raft view. */
+    @Override
+    public void shards(io.hourglass.api.v1.ShardsRequest request, StreamObserver<io.hourglass.api.v1.ShardsResponse> out) {
+        io.hourglass.api.v1.ShardsResponse.Builder b = io.hourglass.api.v1.ShardsResponse.newBuilder().setCount(shards.count());
+        for (Shards.Shard shard : shards.all()) {
+            String leaderId = shard.raft().status().leaderId();
+            String address = shard.raft().leaderHint();
+            b.addLeaders(io.hourglass.api.v1.ShardLeader.newBuilder().setShard(shard.index())
+                    .setLeaderId(leaderId == null ? "" : leaderId).setAddress(address == null ? "" : address));
+        }
+        out.onNext(b.build());
+        out.onCompleted();
+    }
+
     /** A cancel runs on the leader's delivery loop ({@link DeliveryEngine#cancel}); a follower refers it to the leader. */
     @Override
     public void cancel(CancelRequest request, StreamObserver<CancelResponse> out) {
@@ -149,9 +194,9 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
                 throw new InvalidRequestException("a cancel names a message id or a key, not both");
             }
             validator.validateKey("", request.getKey());
-            cancel = engine.cancelKeyed(request.getTopic(), request.getKey());
+            cancel = shards.of(request.getTopic()).engine().cancelKeyed(request.getTopic(), request.getKey());
         } else {
-            cancel = engine.cancel(request.getTopic(), PublishValidator.messageId(request.getId(), "message id"));
+            cancel = shards.of(request.getTopic()).engine().cancel(request.getTopic(), PublishValidator.messageId(request.getId(), "message id"));
         }
         cancel.whenComplete((outcome, error) -> {
             if (error != null) {
@@ -166,7 +211,7 @@ public final class BrokerService extends BrokerGrpc.BrokerImplBase {
 
     @Override
     public StreamObserver<SubscribeRequest> subscribe(StreamObserver<SubscribeResponse> out) {
-        return new SubscribeSession(engine, validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer, metrics,
+        return new SubscribeSession(topic -> shards.of(topic).engine(), validator, (ServerCallStreamObserver<SubscribeResponse>) out, writer, metrics,
                 limits);
     }
 }

@@ -34,7 +34,10 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     /** Tags an Ack frame may carry besides its first (broker.proto): one refusal per bad tag stays bounded. */
     static final int MAX_MORE_TAGS = 1024;
 
-    private final DeliveryEngine engine;
+    /** The delivery engine of a topic's shard. */
+    private final java.util.function.Function<String, DeliveryEngine> engines;
+    /** The engine of the subscribed topic's shard; set once, before the consumer exists. */
+    private volatile DeliveryEngine engine;
     private final PublishValidator validator;
     private final ServerCallStreamObserver<SubscribeResponse> out;
     private final Executor writer;
@@ -49,11 +52,11 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private volatile boolean initialised;
     private volatile boolean ended;
 
-    SubscribeSession(DeliveryEngine engine, PublishValidator validator, ServerCallStreamObserver<SubscribeResponse> out,
+    SubscribeSession(java.util.function.Function<String, DeliveryEngine> engines, PublishValidator validator, ServerCallStreamObserver<SubscribeResponse> out,
                      Executor writer, io.hourglass.server.NodeMetrics metrics, StreamLimits limits) {
         this.metrics = metrics;
         this.limits = limits;
-        this.engine = engine;
+        this.engines = engines;
         this.validator = validator;
         this.out = out;
         this.writer = writer;
@@ -119,6 +122,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             giveBackSlot();
             return;
         }
+        engine = engines.apply(topic);
         engine.subscribe(topic, group, this).whenComplete((c, error) -> {
             if (error != null) {
                 fail(StatusMapper.toStatus(error));

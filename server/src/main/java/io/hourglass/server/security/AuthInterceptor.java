@@ -82,6 +82,7 @@ public final class AuthInterceptor implements ServerInterceptor {
             Map.entry("grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Rule.open()),
             Map.entry("hourglass.v1.Broker/Publish", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
             Map.entry("hourglass.v1.Broker/PublishStream", Rule.each(Permission.PUBLISH, AuthInterceptor::publishTopics)),
+            Map.entry("hourglass.v1.Broker/Shards", Rule.open()),
             Map.entry("hourglass.v1.Broker/Cancel", Rule.each(Permission.PUBLISH, m -> List.of(((CancelRequest) m).getTopic()))),
             Map.entry("hourglass.v1.Broker/Subscribe", Rule.each(Permission.CONSUME, m ->
                     ((SubscribeRequest) m).hasInit() ? List.of(((SubscribeRequest) m).getInit().getTopic()) : List.of())),

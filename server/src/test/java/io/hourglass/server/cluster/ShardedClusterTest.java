@@ -1,0 +1,251 @@
+package io.hourglass.server.cluster;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.hourglass.client.HourglassClient;
+import io.hourglass.client.Message;
+import io.hourglass.client.PublishResult;
+import io.hourglass.client.ShardHash;
+import io.hourglass.client.Subscription;
+import io.hourglass.raft.RaftNode;
+import io.hourglass.server.testing.TestCluster;
+import io.hourglass.server.testing.TestNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three nodes with six event shards (cluster.shards=6), all in each node's one Raft server: topics
+ * on every shard publish and consume through any node; each node leads two shards once the
+ * leaderships are spread; closing a node that leads several shards (in one JVM the stand-in for
+ * kill -9) makes every one of them elect and loses nothing; a wiped node catches up on every shard.
+ */
+@Timeout(300)
+class ShardedClusterTest {
+    private static final int SHARDS = 6;
+    private static final String GROUP = "g";
+
+    @TempDir
+    Path dir;
+    @RegisterExtension
+    final ClusterResources resources = new ClusterResources();
+
+    /** One topic name per shard: {@code topic-<n>} for the first n that hashes onto it. */
+    static List<String> oneTopicPerShard() {
+        String[] topics = new String[SHARDS];
+        for (int n = 0, found = 0; found < SHARDS; n++) {
+            String name = "topic-" + n;
+            int shard = ShardHash.shardOf(name, SHARDS);
+            if (topics[shard] == null) {
+                topics[shard] = name;
+                found++;
+            }
+        }
+        return List.of(topics);
+    }
+
+    private static Optional<TestNode> leaderOf(TestCluster cluster, int shard) {
+        return cluster.running().stream().filter(n -> n.node().raftHost().shard(shard).isLeader()).findFirst();
+    }
+
+    private static void awaitEveryShardLed(TestCluster cluster) {
+        await("every shard has a leader").atMost(Duration.ofSeconds(60)).until(() ->
+                IntStream.range(0, SHARDS).allMatch(s -> leaderOf(cluster, s).isPresent()));
+    }
+
+    private static Map<String, Integer> leadershipsPerNode(TestCluster cluster) {
+        Map<String, Integer> led = new HashMap<>();
+        for (int s = 0; s < SHARDS; s++) {
+            leaderOf(cluster, s).ifPresent(n -> led.merge(n.id(), 1, Integer::sum));
+        }
+        return led;
+    }
+
+    /** Publishes {@code perTopic} messages to each topic in one batch, consumes them all, and returns the ids. */
+    private static Set<String> publishAndConsume(HourglassClient client, List<String> topics, int perTopic, String tag) {
+        Set<String> received = ConcurrentHashMap.newKeySet();
+        List<Subscription> subs = new ArrayList<>();
+        for (String topic : topics) {
+            subs.add(client.subscribe(topic, GROUP, (m, ctx) -> {
+                received.add(m.id());
+                ctx.ack();
+            }));
+        }
+        await("the consumers are subscribed").atMost(Duration.ofSeconds(60))
+                .until(() -> subs.stream().allMatch(Subscription::isSubscribed));
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < perTopic; i++) {
+            for (String topic : topics) {
+                batch.add(Message.builder(topic).payload(tag + "-" + topic + "-" + i).build());
+            }
+        }
+        List<PublishResult> results = client.publishBatch(batch);
+        assertEquals(batch.size(), results.size(), "one result per message");
+        Set<String> ids = results.stream().map(PublishResult::id).collect(Collectors.toSet());
+        assertEquals(batch.size(), ids.size(), "every message got its own id");
+        await("every message is delivered").atMost(Duration.ofSeconds(60)).until(() -> received.containsAll(ids));
+        subs.forEach(Subscription::close);
+        return ids;
+    }
+
+    @Test
+    void topicsOnEveryShardPublishAndConsumeAndTheLeadershipsAreSpread() throws Exception {
+        TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS)));
+        awaitEveryShardLed(cluster);
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        List<String> topics = oneTopicPerShard();
+
+        publishAndConsume(client, topics, 50, "first");
+
+        // Every shard's messages live in that shard's store only, on every node.
+        for (TestNode n : cluster.running()) {
+            for (int s = 0; s < SHARDS; s++) {
+                String topic = topics.get(s);
+                for (int other = 0; other < SHARDS; other++) {
+                    var store = n.node().shards().get(other).store();
+                    boolean holds = !store.durableGroups(topic).isEmpty();
+                    assertEquals(other == s, holds, n.id() + ": shard " + other + " holding " + topic + "'s group");
+                }
+            }
+            assertTrue(Files.exists(n.dataDir().resolve("db-" + (SHARDS - 1))), "one RocksDB per shard");
+        }
+
+        await("each node leads two of the six shards").atMost(Duration.ofSeconds(90))
+                .until(() -> leadershipsPerNode(cluster).values().stream().allMatch(c -> c == 2)
+                        && leadershipsPerNode(cluster).size() == 3);
+
+        // A steady client sends each topic's publishes to its shard's leader: once it has learned the
+        // shard map, no node forwards any of them.
+        await("a round of publishes that no node forwards").atMost(Duration.ofSeconds(60)).until(() -> {
+            long before = forwards(cluster);
+            for (String topic : topics) {
+                client.publish(Message.builder(topic).payload("routed").build());
+            }
+            return forwards(cluster) == before;
+        });
+        long before = forwards(cluster);
+        for (int i = 0; i < 20; i++) {
+            for (String topic : topics) {
+                client.publish(Message.builder(topic).payload("routed-" + i).build());
+            }
+        }
+        assertEquals(before, forwards(cluster), "publishes forwarded between nodes");
+    }
+
+    private static long forwards(TestCluster cluster) {
+        return cluster.running().stream().flatMap(n -> n.node().raftHost().replicas().stream())
+                .mapToLong(r -> r.counters().forwards()).sum();
+    }
+
+    @Test
+    void closingANodeThatLeadsSeveralShardsMakesEachElectAndLosesNothing() throws Exception {
+        // No hand-over at close: the followers of each shard must notice and elect, as after a kill.
+        TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS),
+                "raft.handOverTimeout", "0ms"));
+        awaitEveryShardLed(cluster);
+        await("the leaderships are spread").atMost(Duration.ofSeconds(90))
+                .until(() -> leadershipsPerNode(cluster).size() == 3);
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        List<String> topics = oneTopicPerShard();
+        publishAndConsume(client, topics, 20, "before");
+
+        // Scheduled messages on every shard that come due after the node is gone.
+        Set<String> received = ConcurrentHashMap.newKeySet();
+        List<Subscription> subs = new ArrayList<>();
+        for (String topic : topics) {
+            subs.add(client.subscribe(topic, "late", (m, ctx) -> {
+                received.add(m.id());
+                ctx.ack();
+            }));
+        }
+        List<Message> later = new ArrayList<>();
+        for (String topic : topics) {
+            for (int i = 0; i < 20; i++) {
+                later.add(Message.builder(topic).payload("due-later-" + i).delay(Duration.ofSeconds(3)).build());
+            }
+        }
+        Set<String> laterIds = client.publishBatch(later).stream().map(PublishResult::id).collect(Collectors.toSet());
+
+        Map<String, Integer> led = leadershipsPerNode(cluster);
+        String victimId = led.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+        TestNode victim = cluster.running().stream().filter(n -> n.id().equals(victimId)).findFirst().orElseThrow();
+        List<Integer> victimShards = IntStream.range(0, SHARDS)
+                .filter(s -> victim.node().raftHost().shard(s).isLeader()).boxed().toList();
+        assertTrue(victimShards.size() >= 2, "the victim leads several shards: " + led);
+        victim.stop();
+
+        awaitEveryShardLed(cluster);
+        for (int s : victimShards) {
+            assertNotEquals(victimId, leaderOf(cluster, s).orElseThrow().id(), "shard " + s + " elected another leader");
+        }
+        await("every message due after the node was gone is delivered").atMost(Duration.ofSeconds(60))
+                .until(() -> received.containsAll(laterIds));
+        subs.forEach(Subscription::close);
+        publishAndConsume(client, topics, 20, "after");
+    }
+
+    @Test
+    void aWipedNodeCatchesUpOnEveryShard() throws Exception {
+        TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS),
+                "raft.purgeGap", "8"));
+        awaitEveryShardLed(cluster);
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        List<String> topics = oneTopicPerShard();
+        TestNode wiped = cluster.running().stream().filter(n -> n.node().raftHost().replicas().stream()
+                .noneMatch(RaftNode::isLeader)).findFirst().orElse(cluster.node(3));
+        wiped.stop();
+        // 36 entries on every shard (one batch is one entry per shard), then a snapshot of each shard
+        // on the others, which purges their logs: the wiped node must install each shard's checkpoint.
+        for (int round = 0; round < 36; round++) {
+            List<Message> batch = new ArrayList<>();
+            for (String topic : topics) {
+                for (int i = 0; i < 5; i++) {
+                    batch.add(Message.builder(topic).payload("r" + round + "-" + i).delay(Duration.ofHours(1)).build());
+                }
+            }
+            client.publishBatch(batch);
+        }
+        for (TestNode n : cluster.running()) {
+            for (RaftNode replica : n.node().raftHost().replicas()) {
+                replica.snapshotNow(Duration.ofSeconds(30));
+            }
+        }
+        cluster.wipe(wiped);
+        wiped.startAgain();
+        TestNode reference = cluster.running().stream().filter(n -> n != wiped).findFirst().orElseThrow();
+        for (int s = 0; s < SHARDS; s++) {
+            int shard = s;
+            String topic = topics.get(s);
+            await("the wiped node holds shard " + s + "'s messages").atMost(Duration.ofSeconds(90)).until(() ->
+                    count(wiped, shard, topic) == count(reference, shard, topic) && count(reference, shard, topic) == 180);
+        }
+    }
+
+    private static long count(TestNode n, int shard, String topic) {
+        if (!n.isRunning()) {
+            return -1;
+        }
+        long[] c = {0};
+        n.node().shards().get(shard).store().scanTopic(topic, (k, m) -> {
+            c[0]++;
+            return true;
+        });
+        return c[0];
+    }
+}
