@@ -125,12 +125,15 @@ public final class ProcessCluster implements AutoCloseable {
                 .collect(Collectors.joining(", ", "[", "]"));
     }
 
-    /** The node's {@code hourglass_is_leader} gauge, empty if {@code /metrics} does not answer or lacks it. */
+    /**
+     * The node's {@code hourglass_is_leader} gauge (of shard 0 when the nodes run several shards),
+     * empty if {@code /metrics} does not answer or lacks it.
+     */
     public static Optional<Boolean> leaderGauge(ServerProcess node) {
         return node.httpGet("/metrics").flatMap(body -> body.lines()
-                .filter(line -> line.startsWith(LEADER_GAUGE + " "))
+                .filter(line -> line.startsWith(LEADER_GAUGE + " ") || line.startsWith(LEADER_GAUGE + "{shard=\"0\"}"))
                 .findFirst()
-                .map(line -> Double.parseDouble(line.substring(LEADER_GAUGE.length() + 1).strip()) == 1.0));
+                .map(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).strip()) == 1.0));
     }
 
     /** Kills every node and deletes its data; the first failure is rethrown after all were tried. */

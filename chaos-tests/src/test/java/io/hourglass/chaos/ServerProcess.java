@@ -238,9 +238,6 @@ public final class ServerProcess implements AutoCloseable {
      * The child sees none of the test JVM's Hourglass or JVM settings: only what this harness
      * passes, so a developer's shell cannot change what the test runs.
      */
-    /** {@code -Dchaos.shards=N}: the event shards of the nodes these tests start (default 1). */
-    public static final int SHARDS = Integer.getInteger("chaos.shards", 1);
-
     private void isolate(Map<String, String> processEnv) {
         if (dir.toString().chars().anyMatch(Character::isWhitespace)) {
             // HOURGLASS_JAVA_OPTS is split on whitespace by the script.
@@ -250,9 +247,6 @@ public final class ServerProcess implements AutoCloseable {
                 || k.equals("JAVA_TOOL_OPTIONS"));
         processEnv.put("HOURGLASS_NODE_BINDHOST", ports.host());
         processEnv.put("HOURGLASS_JAVA_OPTS", "-Xmx256m -Dhourglass.log.dir=" + dir.resolve("logs"));
-        if (SHARDS > 1) { // -Dchaos.shards: every node of every test cluster, joiners too
-            processEnv.put("HOURGLASS_CLUSTER_SHARDS", Integer.toString(SHARDS));
-        }
         processEnv.putAll(env);
         processEnv.putAll(clockEnv);
     }

@@ -99,8 +99,9 @@ class AdminCommandTest {
         assertEquals(3, records.size(), r.out());
         assertEquals(List.of("leader: n1, quorum: yes"), r.errLines());
         for (JsonNode record : records) {
-            assertEquals(List.of("id", "address", "role", "term", "commitIndex", "appliedIndex", "lag", "up",
+            assertEquals(List.of("id", "shard", "address", "role", "term", "commitIndex", "appliedIndex", "lag", "up",
                     "stalled", "raftAddress", "lastContactMs", "leader"), fieldNames(record));
+            assertEquals(0, record.get("shard").asInt(), "a cluster of one shard: shard 0");
         }
         JsonNode n1 = records.get(0);
         assertEquals("n1", n1.get("id").asText());
@@ -184,6 +185,20 @@ class AdminCommandTest {
                 .get("nodeId").asText());
         assertEquals(SnapshotRequest.newBuilder().setNodeId("n2").build(), admin.requests.get(1));
         assertError(ExitCodes.NOT_FOUND, run("cluster", "snapshot", "--node", "nX"));
+    }
+
+    @Test
+    void rebalancePrintsEachShardThatMovedAndTheNodesThatDidNotAnswer() throws Exception {
+        Cli.Result r = run("--output", "json", "cluster", "rebalance");
+        List<JsonNode> records = records(r);
+        assertEquals(1, records.size(), r.out());
+        JsonNode record = records.get(0);
+        assertEquals(List.of("shard", "from", "to"), fieldNames(record));
+        assertEquals(2, record.get("shard").asInt());
+        assertEquals("n1", record.get("from").asText());
+        assertEquals("n3", record.get("to").asText());
+        assertEquals(List.of("node n2 did not answer: connection refused"), r.errLines());
+        assertEquals(io.hourglass.api.v1.RebalanceRequest.getDefaultInstance(), admin.requests.get(0));
     }
 
     private static final TopicInfo ORDERS = TopicInfo.newBuilder().setTopic("orders").setPending(10).setDueNow(4)

@@ -91,6 +91,14 @@ final class FakeAdmin implements AutoCloseable {
         }
 
         @Override
+        public void rebalance(io.hourglass.api.v1.RebalanceRequest q,
+                              StreamObserver<io.hourglass.api.v1.RebalanceResponse> o) {
+            answer(q, o, null, () -> io.hourglass.api.v1.RebalanceResponse.newBuilder()
+                    .addMoves(io.hourglass.api.v1.ShardMove.newBuilder().setShard(2).setFrom("n1").setTo("n3"))
+                    .putErrors("n2", "connection refused").build());
+        }
+
+        @Override
         public void snapshot(SnapshotRequest q, StreamObserver<SnapshotResponse> o) {
             answer(q, o, node(q.getNodeId()), () -> SnapshotResponse.newBuilder()
                     .setNodeId(q.getNodeId().isEmpty() ? "n1" : q.getNodeId()).setIndex(42).build());

@@ -70,7 +70,7 @@ public final class HourglassClient implements AutoCloseable {
         this.stallWatch = new StallWatch(pool, b.stallTimeout, timer);
         pool.stallWatch(stallWatch);
         this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer, stallWatch);
-        this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer);
+        this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer, caller.shardMap()::split);
         this.rooms = new RoomClient(pool,
                 new UnaryCaller<>(pool, RoomsGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
         this.cancels = new UnaryCaller<>(pool, BrokerGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer);

@@ -56,6 +56,8 @@ final class PublishBatcher {
 
     private final PublishConfig config;
     private final Function<PublishRequest, CompletableFuture<PublishResponse>> sender;
+    /** A batch's message positions grouped by shard, or null to send it as one request. */
+    private final Function<PublishRequest, List<List<Integer>>> splitter;
     private final ScheduledExecutorService timer;
     /** Every result not yet completed, so that close can wait for or fail them. */
     private final Set<CompletableFuture<PublishResult>> unsettled = ConcurrentHashMap.newKeySet();
@@ -80,13 +82,28 @@ final class PublishBatcher {
     PublishBatcher(PublishConfig config,
                    Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
                    ScheduledExecutorService timer) {
-        this(config, sender, timer, STUCK_NANOS);
+        this(config, sender, timer, STUCK_NANOS, request -> null);
+    }
+
+    /** @param splitter a batch's message positions by shard, or null to send it whole ({@link ShardMap#split}) */
+    PublishBatcher(PublishConfig config,
+                   Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
+                   ScheduledExecutorService timer, Function<PublishRequest, List<List<Integer>>> splitter) {
+        this(config, sender, timer, STUCK_NANOS, splitter);
     }
 
     /** @param stuckNanos see {@link #STUCK_NANOS} (tests) */
     PublishBatcher(PublishConfig config,
                    Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
                    ScheduledExecutorService timer, long stuckNanos) {
+        this(config, sender, timer, stuckNanos, request -> null);
+    }
+
+    private PublishBatcher(PublishConfig config,
+                           Function<PublishRequest, CompletableFuture<PublishResponse>> sender,
+                           ScheduledExecutorService timer, long stuckNanos,
+                           Function<PublishRequest, List<List<Integer>>> splitter) {
+        this.splitter = splitter;
         this.stuckNanos = stuckNanos;
         this.config = config;
         this.sender = sender;
@@ -316,11 +333,22 @@ final class PublishBatcher {
         }
     }
 
-    /** Sends one batch; the returned future completes once every result in it is settled. */
+    /**
+     * Sends one batch; the returned future completes once every result in it is settled. A batch
+     * whose messages lie on several shards goes as one request per shard ({@link #splitter}), each to
+     * its shard's leader, each refused or stored on its own.
+     */
     private CompletableFuture<Void> send(List<Pending> batch) {
-        PublishRequest.Builder request = PublishRequest.newBuilder();
-        batch.forEach(p -> request.addMessages(p.message()));
-        return safeSend(request.build()).handle((response, error) -> {
+        PublishRequest.Builder builder = PublishRequest.newBuilder();
+        batch.forEach(p -> builder.addMessages(p.message()));
+        PublishRequest request = builder.build();
+        List<List<Integer>> byShard = batch.size() > 1 ? splitter.apply(request) : null;
+        if (byShard != null) {
+            return CompletableFuture.allOf(byShard.stream()
+                    .map(positions -> send(positions.stream().map(batch::get).toList()))
+                    .toArray(CompletableFuture<?>[]::new));
+        }
+        return safeSend(request).handle((response, error) -> {
             if (error == null) {
                 settle(batch, response);
                 return CompletableFuture.<Void>completedFuture(null);

@@ -7,6 +7,7 @@ import io.hourglass.api.v1.BrokerGrpc;
 import io.hourglass.api.v1.PublishRequest;
 import io.hourglass.api.v1.PublishResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -57,6 +58,10 @@ final class PublishCaller {
 
     /** Never throws; every failure is an {@link HourglassClientException} in the future. */
     CompletableFuture<PublishResponse> call(PublishRequest request) {
+        return callOne(request);
+    }
+
+    private CompletableFuture<PublishResponse> callOne(PublishRequest request) {
         CompletableFuture<PublishResponse> result = new CompletableFuture<>();
         if (closed) {
             result.completeExceptionally(new HourglassClientException("client is closed"));

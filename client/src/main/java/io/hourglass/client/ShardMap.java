@@ -67,6 +67,23 @@ final class ShardMap {
         return endpoint != null ? endpoint : pool.current();
     }
 
+    /**
+     * The positions of {@code request}'s messages grouped by shard, in shard order, when the map is
+     * known and they lie on several shards (each group then goes to its own leader); null otherwise.
+     */
+    java.util.List<java.util.List<Integer>> split(PublishRequest request) {
+        Snapshot s = snapshot;
+        if (s == null || s.count() <= 1 || request.getMessagesCount() < 2) {
+            return null;
+        }
+        java.util.Map<Integer, java.util.List<Integer>> positions = new java.util.TreeMap<>();
+        for (int i = 0; i < request.getMessagesCount(); i++) {
+            positions.computeIfAbsent(ShardHash.shardOf(request.getMessages(i).getTopic(), s.count()),
+                    k -> new java.util.ArrayList<>()).add(i);
+        }
+        return positions.size() < 2 ? null : java.util.List.copyOf(positions.values());
+    }
+
     /** A routed attempt failed: the map may be out of date. */
     void stale() {
         Snapshot s = snapshot;

@@ -372,6 +372,7 @@ public final class RaftHost implements AutoCloseable {
         boolean removed = false;
         for (int i = replicas.length - 1; i >= 0; i--) { // shard 0, which names the members, last
             try {
+                replicas[i].moveLeadershipOff(id);
                 result = replicas[i].membership().removeVoter(id);
                 removed = true;
             } catch (NotFoundException e) {

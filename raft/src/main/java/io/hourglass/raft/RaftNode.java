@@ -282,6 +282,29 @@ public final class RaftNode implements Replicator, AutoCloseable {
         }
     }
 
+    /**
+     * Before {@code id} leaves this shard's group: when it leads the shard, its leadership goes to
+     * another voter first (this node when it is one), so the group never commits a configuration
+     * without its own leader. A transfer that fails is left to the removal (Ratis steps the leader down).
+     */
+    void moveLeadershipOff(String id) {
+        if (!id.equals(status().leaderId())) {
+            return;
+        }
+        String to = voterIds().stream().filter(v -> !v.equals(id)).sorted((a, b) -> a.equals(config.nodeId()) ? -1
+                : b.equals(config.nodeId()) ? 1 : a.compareTo(b)).findFirst().orElse(null);
+        if (to == null) {
+            return;
+        }
+        try {
+            membership.transferLeadership(to, config.electionTimeoutMax().multipliedBy(2));
+            LOG.info("{}: shard {}: moved the leadership from {} to {} before removing {}", config.nodeId(), shard, id, to, id);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("{}: shard {}: could not move the leadership off {} before removing it: {}", config.nodeId(), shard,
+                    id, e.toString());
+        }
+    }
+
     /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
     void handOverBeforeClose() {
         if (!config.handOverTimeout().isZero() && !host.closing() && isLeader()) {

@@ -53,6 +53,9 @@ final class ChaosCluster implements AutoCloseable {
     /** Security on for every node and client, or null. */
     private ChaosSecurity security;
 
+    /** {@code HOURGLASS_CLUSTER_SHARDS} for every node, when the cluster has more than one shard. */
+    private Map<String, String> shardEnv = Map.of();
+
     private ChaosCluster(Distribution distribution, Path runDir, Optional<NetnsNetwork> network) {
         this.distribution = distribution;
         this.runDir = runDir;
@@ -62,7 +65,14 @@ final class ChaosCluster implements AutoCloseable {
     /** Creates and starts {@code size} voters, in namespaces when {@code network} is given. */
     static ChaosCluster start(Distribution distribution, Path runDir, int size, Optional<NetnsNetwork> network,
                               boolean secure) {
+        return start(distribution, runDir, size, network, secure, 1);
+    }
+
+    /** The same, every node (joiners too) with {@code shards} event shards ({@code cluster.shards}). */
+    static ChaosCluster start(Distribution distribution, Path runDir, int size, Optional<NetnsNetwork> network,
+                              boolean secure, int shards) {
         ChaosCluster cluster = new ChaosCluster(distribution, runDir, network);
+        cluster.shardEnv = shards > 1 ? Map.of("HOURGLASS_CLUSTER_SHARDS", Integer.toString(shards)) : Map.of();
         List<NodePorts> ports = new ArrayList<>();
         for (int i = 1; i <= size; i++) {
             ports.add(cluster.portsFor(i));
@@ -80,7 +90,7 @@ final class ChaosCluster implements AutoCloseable {
         }
         for (int i = 1; i <= size; i++) {
             cluster.voters.add(ServerProcess.member(distribution, runDir, "n" + i, ports.get(i - 1), peers,
-                    cluster.launcherFor(i), false).withSecurity(cluster.security));
+                    cluster.launcherFor(i), false).withSecurity(cluster.security).withEnv(cluster.shardEnv));
         }
         try {
             if (!"false".equals(System.getProperty("chaos.diskFull")) && io.hourglass.chaos.Tmpfs.unavailable() == null) {
@@ -193,7 +203,7 @@ final class ChaosCluster implements AutoCloseable {
         }
         peers.add(ports.peerEntry(id));
         ServerProcess joiner = ServerProcess.member(distribution, runDir, id, ports, peers, launcherFor(slot), true)
-                .withSecurity(security);
+                .withSecurity(security).withEnv(shardEnv);
         joiners.add(joiner);
         joiner.start();
         return joiner;

@@ -94,8 +94,11 @@ final class ChaosRunTest {
     /**
      * The same run with security on, in every build, over the faults that make nodes reconnect
      * under mutual TLS: a killed leader, a cut-off leader, a wiped node fetching the checkpoint over
-     * the guarded Raft port, a node added with its certificate. Skipped when {@code -Dchaos.secure=true}
-     * already makes the run above a secure one, or with {@code -Dchaos.secureRun=false}.
+     * the guarded Raft port, a node added with its certificate. Its nodes run four event shards
+     * ({@code -Dchaos.secureShards=N} for another count), so that every build also checks those faults
+     * against several groups in each Raft server: each shard elects, catches up and is added to on its
+     * own. Skipped when {@code -Dchaos.secure=true} already makes the run above a secure one, or with
+     * {@code -Dchaos.secureRun=false}.
      */
     @Test
     void withSecurityOnTheFaultsThatReconnectNodesLeaveNoViolations() {
@@ -105,7 +108,7 @@ final class ChaosRunTest {
         RunSettings all = RunSettings.fromSystemProperties();
         RunSettings settings = new RunSettings(all.seed(), all.nodes(), Duration.ZERO,
                 Set.of(FaultKind.KILL_LEADER.label(), FaultKind.PARTITION_LEADER.label(), FaultKind.WIPE_NODE.label(),
-                        FaultKind.MEMBERSHIP.label()), true);
+                        FaultKind.MEMBERSHIP.label()), true, Integer.getInteger("chaos.secureShards", 4));
         assertTimeoutPreemptively(RUN_BUDGET, () -> run(settings),
                 () -> "secure chaos run exceeded its budget; seed " + settings.seed());
     }
@@ -129,7 +132,7 @@ final class ChaosRunTest {
                 .orElseGet(() -> "nodes on loopback; partition faults SKIPPED: " + whyLoopback.orElseThrow()));
 
         ChaosCluster cluster = register(ChaosCluster.start(distribution, runDir, settings.nodes(), network,
-                settings.secure()));
+                settings.secure(), settings.shards()));
         List<String> servers = cluster.servers();
         cluster.awaitLeader(LEADER_TIMEOUT);
 
@@ -137,7 +140,7 @@ final class ChaosRunTest {
         System.out.println("history: " + history.file());
         history.record("config", "runner", Map.of("inFlightTimeoutMs", IN_FLIGHT_TIMEOUT_MS,
                 "clockToleranceMs", HistoryChecker.DEFAULT_CLOCK_TOLERANCE_MS, "seed", settings.seed(),
-                "nodes", settings.nodes(), "netns", network.isPresent()));
+                "nodes", settings.nodes(), "shards", settings.shards(), "netns", network.isPresent()));
 
         Random workloadRandom = new Random(settings.seed() ^ 0x5DEECE66DL);
         QueueWorkload queue = register(new QueueWorkload(history, servers, workloadRandom, cluster::client));
@@ -169,7 +172,7 @@ final class ChaosRunTest {
         queue.stopConsumers();
         scheduling.stopConsumers();
         rooms.close();
-        recordDigests(cluster, history);
+        recordDigests(cluster, history, settings.shards());
         history.close();
 
         CheckReport report = new HistoryChecker().checkFile(history.file());
@@ -195,12 +198,11 @@ final class ChaosRunTest {
      * and expirations may still be committing when the run stops), recording every answer: the
      * checker compares digests at equal indexes.
      */
-    private void recordDigests(ChaosCluster cluster, HistoryRecorder history) {
+    private void recordDigests(ChaosCluster cluster, HistoryRecorder history, int shards) {
         List<HourglassClient> perNode = new ArrayList<>();
         for (ServerProcess node : cluster.voters()) {
             perNode.add(register(cluster.client(List.of(node.ports().grpcAddress())).build()));
         }
-        int shards = io.hourglass.chaos.ServerProcess.SHARDS;
         try {
             await("every node at the same applied index in every shard").atMost(DIGEST_TIMEOUT)
                     .pollInterval(Duration.ofMillis(500)).until(() -> {
@@ -235,7 +237,7 @@ final class ChaosRunTest {
     }
 
     /** What the system properties ask of this run. */
-    record RunSettings(long seed, int nodes, Duration minimum, Set<String> faults, boolean secure) {
+    record RunSettings(long seed, int nodes, Duration minimum, Set<String> faults, boolean secure, int shards) {
         static RunSettings fromSystemProperties() {
             long seed = Long.getLong("chaos.seed", System.nanoTime());
             int nodes = Integer.getInteger("chaos.nodes", 3);
@@ -247,13 +249,17 @@ final class ChaosRunTest {
                     : Duration.ofMillis((long) (Double.parseDouble(minutes) * 60_000));
             String faults = System.getProperty("chaos.faults", "");
             Set<String> only = faults.isBlank() ? Set.of() : Set.of(faults.split(","));
-            return new RunSettings(seed, nodes, minimum, only, io.hourglass.chaos.ChaosSecurity.requested());
+            int shards = Integer.getInteger("chaos.shards", 1);
+            if (shards < 1 || shards > 64) {
+                throw new IllegalArgumentException("-Dchaos.shards must be 1 to 64, got " + shards);
+            }
+            return new RunSettings(seed, nodes, minimum, only, io.hourglass.chaos.ChaosSecurity.requested(), shards);
         }
 
 
         @Override
         public String toString() {
-            return "seed: -Dchaos.seed=" + seed + ", " + nodes + " nodes, faults for at least "
+            return "seed: -Dchaos.seed=" + seed + ", " + nodes + " nodes, " + shards + " shard(s), faults for at least "
                     + minimum.toSeconds() + " s (every kind once first)"
                     + (faults.isEmpty() ? "" : ", only " + String.join(",", faults))
                     + (secure ? ", security on (TLS, mTLS between nodes, tokens)" : "");

@@ -237,6 +237,49 @@ class ShardedClusterTest {
         }
     }
 
+    @Test
+    void aNodeAddedJoinsEveryShardAndLeavesEveryShardWhenRemoved() throws Exception {
+        TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS)));
+        awaitEveryShardLed(cluster);
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        List<String> topics = oneTopicPerShard();
+        publishAndConsume(client, topics, 10, "before");
+
+        TestNode joiner = cluster.startJoiner();
+        Map<String, String> js = cluster.settingsOf(joiner);
+        var admin = client.admin();
+        var voters = admin.addNode(joiner.id(), "127.0.0.1", Integer.parseInt(js.get("raft.port")),
+                Integer.parseInt(js.get("grpc.port"))).getVotersList();
+        assertTrue(voters.contains(joiner.id()), voters.toString());
+        for (int s = 0; s < SHARDS; s++) {
+            int shard = s;
+            await("shard " + s + " has four voters and the new node applied its entries").atMost(Duration.ofSeconds(90))
+                    .until(() -> {
+                        RaftNode leader = leaderOf(cluster, shard).map(n -> n.node().raftHost().shard(shard)).orElse(null);
+                        RaftNode mine = joiner.node().raftHost().shard(shard);
+                        return leader != null && leader.members().size() == 4
+                                && mine.status().appliedIndex() >= leader.status().commitIndex() - 5;
+                    });
+        }
+        assertEquals(SHARDS * 4, admin.clusterStatus().getMembersCount(), "cluster status: one record per node and shard");
+
+        admin.removeNode(joiner.id());
+        for (int s = 0; s < SHARDS; s++) {
+            int shard = s;
+            await("shard " + s + " is back to three voters, none of them the removed node").atMost(Duration.ofSeconds(60))
+                    .until(() -> {
+                        TestNode leader = leaderOf(cluster, shard).filter(n -> n != joiner).orElse(null);
+                        if (leader == null) {
+                            return false;
+                        }
+                        List<RaftNode.Member> members = leader.node().raftHost().shard(shard).members();
+                        return members.size() == 3 && members.stream().noneMatch(m -> m.id().equals(joiner.id()));
+                    });
+        }
+        joiner.stop();
+        publishAndConsume(client, topics, 10, "after");
+    }
+
     private static long count(TestNode n, int shard, String topic) {
         if (!n.isRunning()) {
             return -1;
