@@ -237,7 +237,9 @@ final class GroupView {
                 }
             }
             RaftPeerId leader = info.getLeaderId();
-            return new RaftNode.Status(config.nodeId(), info.getCurrentRole().name(), leader == null ? null : leader.toString(),
+            var role = info.getCurrentRole(); // null while the division is being made (a joining node)
+            return new RaftNode.Status(config.nodeId(), role == null ? "UNKNOWN" : role.name(),
+                    leader == null ? null : leader.toString(),
                     info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex(), info.getLastAppliedIndex(),
                     match, contact);
         } catch (IOException e) {

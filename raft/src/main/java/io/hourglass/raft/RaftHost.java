@@ -339,23 +339,63 @@ public final class RaftHost implements AutoCloseable {
     }
 
     /**
-     * Adds a voter to every shard's group (see {@link Membership#addVoter}); a group that has it
-     * already is skipped, so a call that failed half-way can be repeated.
+     * Adds a voter to every shard's group, all at once (see {@link Membership#addVoter}); a group that
+     * has it already is skipped, so a call that failed half-way can be repeated. Answers shard 0's voters.
      *
      * @throws AlreadyExistsException when the id is already a member of every group
      */
     List<RaftNode.Member> addVoter(String id, String host, int raftPort) throws IOException {
-        List<RaftNode.Member> result = null;
-        boolean added = false;
+        membershipChanges.incrementAndGet();
+        try {
+            return addVoterToEveryShard(id, host, raftPort);
+        } finally {
+            lastMembershipChangeMs = System.currentTimeMillis();
+            membershipChanges.decrementAndGet();
+        }
+    }
+
+    private List<RaftNode.Member> addVoterToEveryShard(String id, String host, int raftPort) throws IOException {
+        // Every shard at once: each waits for the new node to catch up (a checkpoint install, often),
+        // so one after the other would take the sum of those waits.
+        List<CompletableFuture<List<RaftNode.Member>>> adds = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean added = new java.util.concurrent.atomic.AtomicBoolean();
         for (RaftNode r : replicas) {
+            CompletableFuture<List<RaftNode.Member>> add = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    add.complete(r.membership().addVoter(id, host, raftPort));
+                    added.set(true);
+                } catch (AlreadyExistsException e) {
+                    try {
+                        add.complete(r.membership().members());
+                    } catch (IOException | RuntimeException again) {
+                        add.completeExceptionally(again);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    add.completeExceptionally(e);
+                }
+            }, "hourglass-add-voter-" + config.nodeId() + "-" + r.shardIndex());
+            t.setDaemon(true);
+            t.start();
+            adds.add(add);
+        }
+        List<RaftNode.Member> result = null;
+        Throwable failure = null;
+        for (CompletableFuture<List<RaftNode.Member>> add : adds) {
             try {
-                result = r.membership().addVoter(id, host, raftPort);
-                added = true;
-            } catch (AlreadyExistsException e) {
-                result = r.membership().members();
+                List<RaftNode.Member> members = add.join();
+                result = result == null ? members : result;
+            } catch (java.util.concurrent.CompletionException e) {
+                failure = failure == null ? e.getCause() : failure;
             }
         }
-        if (!added) {
+        if (failure instanceof IOException io) {
+            throw io;
+        }
+        if (failure instanceof RuntimeException re) {
+            throw re;
+        }
+        if (!added.get()) {
             throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
         }
         return result;
@@ -368,6 +408,16 @@ public final class RaftHost implements AutoCloseable {
      * @throws NotFoundException when the id is a member of no group
      */
     List<RaftNode.Member> removeVoter(String id) throws IOException {
+        membershipChanges.incrementAndGet();
+        try {
+            return removeVoterFromEveryShard(id);
+        } finally {
+            lastMembershipChangeMs = System.currentTimeMillis();
+            membershipChanges.decrementAndGet();
+        }
+    }
+
+    private List<RaftNode.Member> removeVoterFromEveryShard(String id) throws IOException {
         List<RaftNode.Member> result = null;
         boolean removed = false;
         for (int i = replicas.length - 1; i >= 0; i--) { // shard 0, which names the members, last
@@ -418,7 +468,7 @@ public final class RaftHost implements AutoCloseable {
 
     private synchronized List<Move> rebalance(boolean ignoreBackoff) {
         List<Move> moved = new ArrayList<>();
-        if (closing.get() || replicas.length < 2) {
+        if (closing.get() || replicas.length < 2 || !membershipSettled(ignoreBackoff)) {
             return moved;
         }
         for (RaftNode r : replicas) {
@@ -442,6 +492,33 @@ public final class RaftHost implements AutoCloseable {
         }
         return moved;
     }
+
+    /**
+     * Whether the voters hold still: no membership change runs on this node or ended here within
+     * {@link #BALANCE_BACKOFF_MS} (unless asked by hand), and every shard has the same voters (a
+     * change another node drives shows as shards that differ). A leadership moved while a group
+     * changes its configuration makes the change fail (Ratis: reconfiguration in progress).
+     */
+    private boolean membershipSettled(boolean byHand) {
+        if (membershipChanges.get() > 0
+                || !byHand && System.currentTimeMillis() - lastMembershipChangeMs < BALANCE_BACKOFF_MS) {
+            return false;
+        }
+        Set<String> first = null;
+        for (RaftNode r : replicas) {
+            Set<String> voters = new HashSet<>(r.voterIds());
+            if (first == null) {
+                first = voters;
+            } else if (!first.equals(voters)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Membership changes running on this node now. */
+    private final java.util.concurrent.atomic.AtomicInteger membershipChanges = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile long lastMembershipChangeMs;
 
     /** A pass of {@link #rebalance()} asked for by an operator: failed shards are tried again at once. */
     public List<Move> rebalanceNow() {

@@ -146,6 +146,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.forwarder = new Forwarder(label, client.getClientRpc(), groupId, selfId, view::leaderId, view::peers,
                 this::submitToOwnDivision, config.electionTimeoutMin(), config.requestTimeout());
         leadership.addListener(change -> forwarder.leaderChanged());
+        if (!ownsHost && host.shards() > 1) {
+            leadership.addListener(this::openEmptyStore);
+        }
         this.proposer = new Proposer(server, groupId, forwarder, selfId, maxEntryBytes, config.requestTimeout(),
                 this::grpcAddressOf, proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client,
@@ -211,6 +214,24 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     String explainFailure(Throwable failure) {
         return disk.freeSpace().explain(failure);
+    }
+
+    /**
+     * A leader of a shard whose store has applied nothing yet (no topic of it was used) proposes one
+     * command that changes nothing (an empty delete batch), so that the store sits at a real index on
+     * every replica. Ratis tells every joining node to install a checkpoint; one of a store at no
+     * index reported "installed at -1", and the node was then never sent the log (seen in a chaos
+     * run with four shards, on the shard no topic used). Tried again at the next leadership if it fails.
+     */
+    private void openEmptyStore(Leadership change) {
+        if (change.leading() && store.appliedIndex().index() < 0) {
+            propose(io.hourglass.core.command.QueueCommands.deleteBatch(List.of())).whenComplete((r, e) -> {
+                if (e != null) {
+                    LOG.debug("{}: shard {}: the first command of an empty store failed: {}", config.nodeId(), shard,
+                            e.toString());
+                }
+            });
+        }
     }
 
     /** Once the server runs: this shard's watches. */

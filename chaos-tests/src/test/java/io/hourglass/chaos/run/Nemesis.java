@@ -216,7 +216,7 @@ final class Nemesis {
      */
     private void addVoter(ServerProcess joiner) {
         await("added " + joiner.nodeId()).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
-                .ignoreException(HourglassClientException.class).until(() -> {
+                .ignoreExceptionsInstanceOf(HourglassClientException.class).until(() -> {
                     try {
                         adminClient.admin().addNode(joiner.nodeId(), joiner.ports().host(), joiner.ports().raft(),
                                 joiner.ports().grpc());
@@ -233,7 +233,7 @@ final class Nemesis {
     /** Removes {@code node}, first moving leadership to a voter if it leads (a leader cannot be removed). */
     private void removeNotLeading(ServerProcess node, int voterPick) {
         await("removed " + node.nodeId()).atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500))
-                .ignoreException(HourglassClientException.class).until(() -> {
+                .ignoreExceptionsInstanceOf(HourglassClientException.class).until(() -> {
                     if (cluster.soleLeader().filter(l -> l == node).isPresent()) {
                         adminClient.admin().transferLeader(voter(voterPick).nodeId());
                     }
