@@ -137,6 +137,12 @@ public final class HourglassNode implements AutoCloseable {
             parts.add(new Shards.Shard(i, shardStore, shardRaft, coalescer, shardEngine));
         }
         shards = new Shards(parts);
+        for (Shards.Shard part : parts) { // a dead-letter topic on another shard: its copy goes there first
+            part.engine().deadLetterRoute(topic -> {
+                Shards.Shard owner = shards.of(topic);
+                return owner.index() == part.index() ? null : owner.publisher();
+            });
+        }
         AccessControl accessControl = access;
         raftHost.addFailureListener(this::stopAfterStoreFailure);
         List<String> otherPeers = config.raft().voters(config.host(), config.grpcPort()).stream()

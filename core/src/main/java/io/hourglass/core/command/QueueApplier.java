@@ -299,6 +299,18 @@ public final class QueueApplier implements CommandApplier {
      * nor (for that group) in both. Nothing happens when the message is gone, the group is not
      * durable, or it has acknowledged already.
      */
+    /** A dead-letter copy's headers: the message's own, and where, whence and why it was moved. */
+    public static java.util.Map<String, String> deadLetterHeaders(StoredMessage m, EventKey key, String group,
+                                                                  int deliveries, String reason) {
+        java.util.Map<String, String> h = new java.util.LinkedHashMap<>(m.getHeadersMap()); // the order the bytes had
+        h.put(DEAD_LETTER_TOPIC, m.getTopic());
+        h.put(DEAD_LETTER_GROUP, group);
+        h.put(DEAD_LETTER_ID, key.toHex());
+        h.put(DEAD_LETTER_DELIVERIES, Integer.toString(deliveries));
+        h.put(DEAD_LETTER_REASON, reason);
+        return h;
+    }
+
     private ApplyResult applyDeadLetter(StoreBatch batch, io.hourglass.core.proto.DeadLetterCmd cmd, long stamp,
                                         TermIndex position) {
         if (cmd.getEventKey().size() != EventKey.LENGTH || cmd.getDeadLetterTopic().isEmpty()) {
@@ -315,22 +327,20 @@ public final class QueueApplier implements CommandApplier {
                 || cmd.getDeadLetterTopic().equals(m.getTopic())) {
             return ApplyResult.unchanged(position, stamp);
         }
-        EventKey copyKey = EventKey.of(cmd.getDeadLetterTopic(), stamp, position.index(), 0);
-        batch.putMessage(copyKey, StoredMessage.newBuilder()
-                .setTopic(cmd.getDeadLetterTopic())
-                .setPayload(m.getPayload())
-                .putAllHeaders(m.getHeadersMap())
-                .putHeaders(DEAD_LETTER_TOPIC, m.getTopic())
-                .putHeaders(DEAD_LETTER_GROUP, cmd.getGroup())
-                .putHeaders(DEAD_LETTER_ID, key.toHex())
-                .putHeaders(DEAD_LETTER_DELIVERIES, Integer.toString(cmd.getDeliveries()))
-                .putHeaders(DEAD_LETTER_REASON, cmd.getReason())
-                .setEnqueuedAtMs(stamp)
-                .setDueAtMs(stamp)
-                .build());
+        List<EventKey> published = new ArrayList<>();
+        if (!cmd.getCopiedElsewhere()) {
+            EventKey copyKey = EventKey.of(cmd.getDeadLetterTopic(), stamp, position.index(), 0);
+            batch.putMessage(copyKey, StoredMessage.newBuilder()
+                    .setTopic(cmd.getDeadLetterTopic())
+                    .setPayload(m.getPayload())
+                    .putAllHeaders(deadLetterHeaders(m, key, cmd.getGroup(), cmd.getDeliveries(), cmd.getReason()))
+                    .setEnqueuedAtMs(stamp)
+                    .setDueAtMs(stamp)
+                    .build());
+            published.add(copyKey);
+        }
         batch.putReceipt(key, cmd.getGroup());
         List<EventKey> deleted = List.of();
-        List<EventKey> published = new ArrayList<>(List.of(copyKey));
         if (durable.stream().allMatch(g -> g.equals(cmd.getGroup()) || store.hasReceipt(key, g))) {
             batch.deleteMessage(key, m);
             deleted = List.of(key);

@@ -105,6 +105,13 @@ public final class QueueCommands {
                 .setDeliveries(deliveries).setReason(reason)).build();
     }
 
+    /** {@link #deadLetter} whose copy went to the dead-letter topic's own shard already. */
+    public static Command deadLetterCopiedElsewhere(io.hourglass.core.storage.EventKey key, String group,
+                                                    String deadLetterTopic, int deliveries, String reason) {
+        Command c = deadLetter(key, group, deadLetterTopic, deliveries, reason);
+        return c.toBuilder().setDeadLetter(c.getDeadLetter().toBuilder().setCopiedElsewhere(true)).build();
+    }
+
     /**
      * Sets a durable group's policy; null leaves a field as stored.
      *

@@ -26,6 +26,14 @@ final class DeadLetters {
     private record Move(EventKey key, String group) {
     }
 
+    /**
+     * Where a dead-letter topic lives when it is not this engine's shard: the replicator of its own
+     * shard, or null when it is this one's (the copy is then written by the move itself).
+     */
+    interface Route {
+        Replicator elsewhere(String deadLetterTopic);
+    }
+
     /** Offers a message whose move failed to its group again, {@code afterMs} from now. */
     interface GiveBack {
         void offerAgain(EventKey key, Recipient recipient, String topic, long afterMs);
@@ -48,15 +56,22 @@ final class DeadLetters {
     private final java.util.Map<Move, Integer> failures = new java.util.HashMap<>();
     /** Moves decided during a pass, proposed after it ({@link #proposeQueued}): never within its iteration. */
     private final java.util.List<Runnable> queued = new java.util.ArrayList<>();
+    private final io.hourglass.core.storage.EventStore store;
+    private volatile Route route = topic -> null;
 
     /** @param giveBack offers a message whose move failed to its group again */
-    DeadLetters(Replicator replicator, java.util.concurrent.Executor loop, BooleanSupplier leading,
-                GiveBack giveBack, DeliveryMetrics metrics) {
+    DeadLetters(Replicator replicator, io.hourglass.core.storage.EventStore store, java.util.concurrent.Executor loop,
+                BooleanSupplier leading, GiveBack giveBack, DeliveryMetrics metrics) {
         this.replicator = replicator;
+        this.store = store;
         this.loop = loop;
         this.leading = leading;
         this.giveBack = giveBack;
         this.metrics = metrics;
+    }
+
+    void route(Route route) {
+        this.route = route;
     }
 
     /** Whether the message is on its way to {@code group}'s dead-letter topic. */
@@ -90,7 +105,10 @@ final class DeadLetters {
         String group = m.group();
         java.util.concurrent.CompletableFuture<?> proposed;
         try {
-            proposed = replicator.propose(QueueCommands.deadLetter(key, group, deadLetterTopic, deliveries, reason));
+            Replicator there = route.elsewhere(deadLetterTopic);
+            proposed = there == null
+                    ? replicator.propose(QueueCommands.deadLetter(key, group, deadLetterTopic, deliveries, reason))
+                    : moveAcross(there, key, group, deadLetterTopic, deliveries, reason);
         } catch (RuntimeException e) {
             proposed = java.util.concurrent.CompletableFuture.failedFuture(e);
         }
@@ -113,6 +131,25 @@ final class DeadLetters {
                 giveBack.offerAgain(key, new Recipient.Group(group), topic, wait);
             }
         }));
+    }
+
+    /**
+     * A move to a dead-letter topic on another shard (no command spans two): the copy is published
+     * there first, with a producer id naming the message and group, so that a move tried again after
+     * a failure stores it once; then this shard records the receipt and removes the message.
+     */
+    private java.util.concurrent.CompletableFuture<?> moveAcross(Replicator there, EventKey key, String group,
+                                                                 String deadLetterTopic, int deliveries, String reason) {
+        java.util.Optional<io.hourglass.core.proto.StoredMessage> stored = store.message(key);
+        if (stored.isEmpty()) {
+            return java.util.concurrent.CompletableFuture.completedFuture(null); // acknowledged or removed meanwhile
+        }
+        io.hourglass.core.proto.StoredMessage m = stored.get();
+        io.hourglass.core.proto.NewMessage copy = QueueCommands.message(deadLetterTopic, m.getPayload(),
+                io.hourglass.core.command.QueueApplier.deadLetterHeaders(m, key, group, deliveries, reason), 0, 0,
+                "hourglass-dead-letter:" + key.toHex() + ":" + group);
+        return there.propose(QueueCommands.publish(java.util.List.of(copy))).thenCompose(published ->
+                replicator.propose(QueueCommands.deadLetterCopiedElsewhere(key, group, deadLetterTopic, deliveries, reason)));
     }
 
     /** The wait before the next try of a move that just failed: doubling from the first to the longest. */

@@ -52,6 +52,8 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     private boolean passQueued;
     private long timerAtMs = Long.MAX_VALUE;
 
+    private final DeadLetters deadLetters;
+
     public DeliveryEngine(DeliveryConfig config, EventStore store, Replicator replicator, Clock clock) {
         this.store = store;
         this.replicator = replicator;
@@ -62,10 +64,11 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
                 () -> inFlight.takeCounts(clock.millis() - COUNT_AFTER_MS), inFlight::recount);
         this.hub = new Hub(config.consumerQueueSize(), this::wake, clock::millis, metrics.expiredInBuffer::increment);
         this.dispatcher = new Dispatcher(store, hub, inFlight, deleter, clock, metrics);
-        dispatcher.policies(new DeadLetters(replicator, loop::submit, () -> leading, (key, recipient, topic, afterMs) -> {
+        this.deadLetters = new DeadLetters(replicator, store, loop::submit, () -> leading, (key, recipient, topic, afterMs) -> {
             dispatcher.defer(key, recipient, topic, clock.millis() + afterMs); // local: a failed move is not replicated
             requestPass();
-        }, metrics), this::replicateDeferral);
+        }, metrics);
+        dispatcher.policies(deadLetters, this::replicateDeferral);
         this.cancels = new Cancels(loop, () -> leading, store, replicator, inFlight, dispatcher, metrics,
                 this::requestPass);
         this.recurrences = new Recurrences(store, replicator, clock, loop::submit);
@@ -73,6 +76,15 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
         loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
         loop.every(Recurrences.FIRE_INTERVAL_MS, this::fireQuietly);
+    }
+
+    /**
+     * Where dead-letter topics on other event shards go: {@code elsewhere} answers the replicator of
+     * a topic's shard, or null for this engine's own (no command spans two shards, so such a move
+     * publishes the copy there first, then removes the message here). Call before {@link #start()}.
+     */
+    public void deadLetterRoute(java.util.function.Function<String, Replicator> elsewhere) {
+        deadLetters.route(elsewhere::apply);
     }
 
     /**

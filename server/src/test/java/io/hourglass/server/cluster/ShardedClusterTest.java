@@ -318,6 +318,37 @@ class ShardedClusterTest {
         assertTrue(back.getMessage().contains("cluster.shards=4"), back.getMessage());
     }
 
+    @Test
+    void aDeadLetterTopicOnAnotherShardGetsEachMessageOnce() throws Exception {
+        TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS)));
+        awaitEveryShardLed(cluster);
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        String topic = oneTopicPerShard().get(0);
+        String dlq = IntStream.range(0, 100).mapToObj(n -> "dlq-" + n)
+                .filter(t -> ShardHash.shardOf(t, SHARDS) != 0).findFirst().orElseThrow();
+        client.admin().configureGroup(topic, "g", List.of(), 2, dlq);
+        List<io.hourglass.client.ReceivedMessage> dead = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Subscription s = client.subscribe(topic, "g", (m, ctx) -> ctx.nack());
+             Subscription d = client.subscribe(dlq, "ops", (m, ctx) -> {
+                 dead.add(m);
+                 ctx.ack();
+             })) {
+            Set<String> ids = client.publishBatch(IntStream.range(0, 5).mapToObj(i -> Message.of(topic, "poison-" + i))
+                    .toList()).stream().map(PublishResult::id).collect(Collectors.toSet());
+            await("every message moved to the dead-letter topic").atMost(Duration.ofSeconds(60))
+                    .until(() -> dead.stream().map(m -> m.headers().get("hourglass-dead-letter-id"))
+                            .collect(Collectors.toSet()).equals(ids));
+            await("and gone from its own topic").atMost(Duration.ofSeconds(30)).until(() ->
+                    cluster.running().stream().allMatch(n -> count(n, 0, topic) == 0));
+            assertEquals(5, dead.size(), "each message moved once");
+            dead.forEach(m -> assertEquals("2", m.headers().get("hourglass-dead-letter-deliveries")));
+            int dlqShard = ShardHash.shardOf(dlq, SHARDS);
+            assertEquals(0, count(cluster.running().get(0), 0, dlq), "no copy on the source topic's shard");
+            assertTrue(cluster.running().stream().allMatch(n -> n.node().shards().get(dlqShard).store()
+                    .durableGroups(dlq).contains("ops")), "the dead-letter topic lives on its own shard");
+        }
+    }
+
     private static long count(TestNode n, int shard, String topic) {
         if (!n.isRunning()) {
             return -1;
