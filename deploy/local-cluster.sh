@@ -45,7 +45,7 @@ http_get() { # node path
   printf '%s\n' "$hg_auth" | curl -sf --cacert "$run/certs/ca.pem" -H @- "https://127.0.0.1:$(http_port "$1")$2"
 }
 ready() { http_get "$1" /readyz >/dev/null 2>&1; }
-is_leader() { http_get "$1" /metrics 2>/dev/null | grep -q '^hourglass_is_leader 1'; }
+is_leader() { http_get "$1" /metrics 2>/dev/null | grep -Eq '^hourglass_is_leader(\{shard="0"\})? 1'; }  # shard 0's leader when there are shards
 
 # POSIX sh has no local variables: each function uses its own prefixed names, so that a
 # function never clobbers its caller's loop counter.

@@ -57,7 +57,7 @@ peers() {
 }
 
 ready() { curl -sf --max-time 2 "http://$(addr "$1"):7072/readyz" >/dev/null 2>&1; }
-is_leader() { curl -sf --max-time 2 "http://$(addr "$1"):7072/metrics" 2>/dev/null | grep -q '^hourglass_is_leader 1'; }
+is_leader() { curl -sf --max-time 2 "http://$(addr "$1"):7072/metrics" 2>/dev/null | grep -Eq '^hourglass_is_leader(\{shard="0"\})? 1'; }  # shard 0's leader when there are shards
 
 wait_until() { # seconds, what, command...
   wu_limit=$1; wu_what=$2; shift 2; wu_t=0
