@@ -363,8 +363,9 @@ public final class RaftHost implements AutoCloseable {
             CompletableFuture<List<RaftNode.Member>> add = new CompletableFuture<>();
             Thread t = new Thread(() -> {
                 try {
-                    add.complete(r.membership().addVoter(id, host, raftPort));
-                    added.set(true);
+                    List<RaftNode.Member> members = r.membership().addVoter(id, host, raftPort);
+                    added.set(true); // before the future completes: the caller reads it once all have
+                    add.complete(members);
                 } catch (AlreadyExistsException e) {
                     try {
                         add.complete(r.membership().members());
