@@ -87,14 +87,8 @@ public final class RaftHost implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong callIds = new AtomicLong();
     private volatile RaftWarmUp warmUp;
-    /** Spreads the shards' leaderships over the nodes; runs only with more than one shard. */
-    private final java.util.concurrent.ScheduledExecutorService balancer;
-    /** When each shard's last failed hand-over was, so a failing one is not retried on every pass. */
-    private final long[] lastFailedBalanceMs;
-    /** How often a leader looks whether a shard it leads belongs with another node. */
-    static final long BALANCE_EVERY_MS = 5_000;
-    /** How long a shard whose hand-over failed is left alone. */
-    static final long BALANCE_BACKOFF_MS = 30_000;
+    /** Spreads the shard leaderships over the nodes (periodically only with more than one shard). */
+    private final LeaderBalancer balancer;
 
     /**
      * @param shards        the cluster's shard count ({@code cluster.shards}), 1 to {@link #MAX_SHARDS}
@@ -115,8 +109,7 @@ public final class RaftHost implements AutoCloseable {
             futures[i] = new CompletableFuture<>();
         }
         this.registered = futures;
-        this.lastFailedBalanceMs = new long[shards];
-        this.balancer = shards > 1 ? Daemons.scheduler("hourglass-leader-balancer-" + config.nodeId()) : null;
+        this.balancer = new LeaderBalancer(config.nodeId(), this::replicas, closing::get);
         this.initialPeers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
                 .toList();
@@ -290,9 +283,8 @@ public final class RaftHost implements AutoCloseable {
         for (RaftNode r : replicas) {
             r.startWatches();
         }
-        if (balancer != null) {
-            balancer.scheduleWithFixedDelay(this::balanceQuietly, BALANCE_EVERY_MS, BALANCE_EVERY_MS,
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        if (replicas.length > 1) {
+            balancer.start();
         }
         LOG.info("{}: raft server started on port {} with {} shard group(s), peers {}", config.nodeId(),
                 config.raftPort(), replicas.length, initialPeers);
@@ -345,61 +337,12 @@ public final class RaftHost implements AutoCloseable {
      * @throws AlreadyExistsException when the id is already a member of every group
      */
     List<RaftNode.Member> addVoter(String id, String host, int raftPort) throws IOException {
-        membershipChanges.incrementAndGet();
+        balancer.changeStarted();
         try {
-            return addVoterToEveryShard(id, host, raftPort);
+            return EveryShard.addVoter(List.of(replicas), id, host, raftPort, config.nodeId());
         } finally {
-            lastMembershipChangeMs = System.currentTimeMillis();
-            membershipChanges.decrementAndGet();
+            balancer.changeEnded();
         }
-    }
-
-    private List<RaftNode.Member> addVoterToEveryShard(String id, String host, int raftPort) throws IOException {
-        // Every shard at once: each waits for the new node to catch up (a checkpoint install, often),
-        // so one after the other would take the sum of those waits.
-        List<CompletableFuture<List<RaftNode.Member>>> adds = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicBoolean added = new java.util.concurrent.atomic.AtomicBoolean();
-        for (RaftNode r : replicas) {
-            CompletableFuture<List<RaftNode.Member>> add = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    List<RaftNode.Member> members = r.membership().addVoter(id, host, raftPort);
-                    added.set(true); // before the future completes: the caller reads it once all have
-                    add.complete(members);
-                } catch (AlreadyExistsException e) {
-                    try {
-                        add.complete(r.membership().members());
-                    } catch (IOException | RuntimeException again) {
-                        add.completeExceptionally(again);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    add.completeExceptionally(e);
-                }
-            }, "hourglass-add-voter-" + config.nodeId() + "-" + r.shardIndex());
-            t.setDaemon(true);
-            t.start();
-            adds.add(add);
-        }
-        List<RaftNode.Member> result = null;
-        Throwable failure = null;
-        for (CompletableFuture<List<RaftNode.Member>> add : adds) {
-            try {
-                List<RaftNode.Member> members = add.join();
-                result = result == null ? members : result;
-            } catch (java.util.concurrent.CompletionException e) {
-                failure = failure == null ? e.getCause() : failure;
-            }
-        }
-        if (failure instanceof IOException io) {
-            throw io;
-        }
-        if (failure instanceof RuntimeException re) {
-            throw re;
-        }
-        if (!added.get()) {
-            throw new AlreadyExistsException(HourglassException.excerpt(id) + " is already a member of the cluster");
-        }
-        return result;
     }
 
     /**
@@ -409,121 +352,26 @@ public final class RaftHost implements AutoCloseable {
      * @throws NotFoundException when the id is a member of no group
      */
     List<RaftNode.Member> removeVoter(String id) throws IOException {
-        membershipChanges.incrementAndGet();
+        balancer.changeStarted();
         try {
-            return removeVoterFromEveryShard(id);
+            return EveryShard.removeVoter(List.of(replicas), id);
         } finally {
-            lastMembershipChangeMs = System.currentTimeMillis();
-            membershipChanges.decrementAndGet();
+            balancer.changeEnded();
         }
-    }
-
-    private List<RaftNode.Member> removeVoterFromEveryShard(String id) throws IOException {
-        List<RaftNode.Member> result = null;
-        boolean removed = false;
-        for (int i = replicas.length - 1; i >= 0; i--) { // shard 0, which names the members, last
-            try {
-                replicas[i].moveLeadershipOff(id);
-                result = replicas[i].membership().removeVoter(id);
-                removed = true;
-            } catch (NotFoundException e) {
-                result = replicas[i].membership().members();
-            }
-        }
-        if (!removed) {
-            throw new NotFoundException(HourglassException.excerpt(id) + " is not a member of the cluster");
-        }
-        return result;
-    }
-
-    /**
-     * The node that should lead {@code shard}: the voters sorted by id, shard {@code i} to the
-     * {@code i % voters}-th, so N shards on M nodes give each node N/M leaderships (rounded).
-     */
-    static String preferredLeader(int shard, List<String> voterIds) {
-        List<String> sorted = voterIds.stream().sorted().toList();
-        return sorted.isEmpty() ? null : sorted.get(shard % sorted.size());
-    }
-
-    private void balanceQuietly() {
-        try {
-            rebalance();
-        } catch (RuntimeException e) {
-            LOG.warn("{}: spreading the shard leaderships failed: {}", config.nodeId(), e.toString());
-        }
-    }
-
-    /**
-     * One pass of the leadership spread: each shard this node leads but another node should (see
-     * {@link #preferredLeader}) is handed to that node, when it is caught up and answering; returns
-     * the shards handed over. A shard whose hand-over failed is left alone for
-     * {@link #BALANCE_BACKOFF_MS} by the periodic pass (not by a pass asked for by hand).
-     */
-    public List<Move> rebalance() {
-        return rebalance(false);
     }
 
     /** A shard's leadership handed from {@code from} (this node) to {@code to}. */
     public record Move(int shard, String from, String to) {
     }
 
-    private synchronized List<Move> rebalance(boolean ignoreBackoff) {
-        List<Move> moved = new ArrayList<>();
-        if (closing.get() || replicas.length < 2 || !membershipSettled(ignoreBackoff)) {
-            return moved;
-        }
-        for (RaftNode r : replicas) {
-            if (r == null || !r.isLeader()) {
-                continue;
-            }
-            int shard = r.shardIndex();
-            long now = System.currentTimeMillis();
-            if (!ignoreBackoff && now - lastFailedBalanceMs[shard] < BALANCE_BACKOFF_MS) {
-                continue;
-            }
-            String preferred = preferredLeader(shard, r.voterIds());
-            if (preferred == null || preferred.equals(config.nodeId())) {
-                continue;
-            }
-            if (r.handOverTo(preferred, "spreading the shard leaderships")) {
-                moved.add(new Move(shard, config.nodeId(), preferred));
-            } else {
-                lastFailedBalanceMs[shard] = now;
-            }
-        }
-        return moved;
+    /** One pass of the leadership spread now (see {@link LeaderBalancer#rebalance()}). */
+    public List<Move> rebalance() {
+        return balancer.rebalance();
     }
 
-    /**
-     * Whether the voters hold still: no membership change runs on this node or ended here within
-     * {@link #BALANCE_BACKOFF_MS} (unless asked by hand), and every shard has the same voters (a
-     * change another node drives shows as shards that differ). A leadership moved while a group
-     * changes its configuration makes the change fail (Ratis: reconfiguration in progress).
-     */
-    private boolean membershipSettled(boolean byHand) {
-        if (membershipChanges.get() > 0
-                || !byHand && System.currentTimeMillis() - lastMembershipChangeMs < BALANCE_BACKOFF_MS) {
-            return false;
-        }
-        Set<String> first = null;
-        for (RaftNode r : replicas) {
-            Set<String> voters = new HashSet<>(r.voterIds());
-            if (first == null) {
-                first = voters;
-            } else if (!first.equals(voters)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Membership changes running on this node now. */
-    private final java.util.concurrent.atomic.AtomicInteger membershipChanges = new java.util.concurrent.atomic.AtomicInteger();
-    private volatile long lastMembershipChangeMs;
-
-    /** A pass of {@link #rebalance()} asked for by an operator: failed shards are tried again at once. */
+    /** A pass asked for by an operator: failed shards are tried again at once. */
     public List<Move> rebalanceNow() {
-        return rebalance(true);
+        return balancer.rebalanceNow();
     }
 
     /** A member's client (gRPC) address from the replicated peer registry, which shard 0's store holds. */
@@ -630,9 +478,7 @@ public final class RaftHost implements AutoCloseable {
         if (w != null) {
             w.close();
         }
-        if (balancer != null) {
-            balancer.shutdownNow();
-        }
+        balancer.close();
         handOverAll();
         closing.set(true);
         for (RaftNode r : replicas) {
