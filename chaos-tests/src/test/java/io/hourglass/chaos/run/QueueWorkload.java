@@ -53,6 +53,7 @@ final class QueueWorkload implements AutoCloseable {
     private final Set<String> received = ConcurrentHashMap.newKeySet();
     private final Map<String, List<String>> receiversByTopic = new LinkedHashMap<>();
     private final Map<Subscription, String> consumers = new LinkedHashMap<>();
+    private StreamBreaks breaks;
     private ScheduledExecutorService producers;
 
     /** @param clients a client builder for the given servers (the cluster's credentials) */
@@ -129,6 +130,10 @@ final class QueueWorkload implements AutoCloseable {
             }
         });
         consumers.put(s, name);
+        if (breaks == null) {
+            breaks = new StreamBreaks(history);
+        }
+        breaks.watch(s, name);
     }
 
     void startProducers() {
@@ -211,6 +216,7 @@ final class QueueWorkload implements AutoCloseable {
 
     void stopConsumers() {
         consumers.forEach((s, name) -> {
+            breaks.forget(s);
             s.close();
             history.record("disconnect", name, Map.of("consumer", name));
         });
@@ -224,6 +230,9 @@ final class QueueWorkload implements AutoCloseable {
 
     @Override
     public void close() {
+        if (breaks != null) {
+            breaks.close();
+        }
         if (producers != null) {
             producers.shutdownNow();
         }

@@ -54,6 +54,7 @@ final class SchedulingWorkload implements AutoCloseable {
     private final Random random;
     private final List<HourglassClient> clients = new ArrayList<>();
     private final Map<Subscription, String> consumers = new LinkedHashMap<>();
+    private StreamBreaks breaks;
     private final AtomicBoolean producing = new AtomicBoolean(true);
     private final AtomicLong sequence = new AtomicLong();
     private final AtomicLong lastDeliveryMs = new AtomicLong();
@@ -127,6 +128,10 @@ final class SchedulingWorkload implements AutoCloseable {
             }
         });
         consumers.put(s, name);
+        if (breaks == null) {
+            breaks = new StreamBreaks(history);
+        }
+        breaks.watch(s, name);
     }
 
     private static Map<String, Object> deliverFields(ReceivedMessage m, String group, String consumer) {
@@ -249,6 +254,7 @@ final class SchedulingWorkload implements AutoCloseable {
 
     void stopConsumers() {
         consumers.forEach((s, name) -> {
+            breaks.forget(s);
             s.close();
             history.record("disconnect", name, Map.of("consumer", name));
         });
@@ -261,6 +267,9 @@ final class SchedulingWorkload implements AutoCloseable {
 
     @Override
     public void close() {
+        if (breaks != null) {
+            breaks.close();
+        }
         if (producer != null) {
             producer.shutdownNow();
         }
