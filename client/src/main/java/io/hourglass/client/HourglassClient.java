@@ -72,7 +72,8 @@ public final class HourglassClient implements AutoCloseable {
         this.caller = new PublishCaller(pool, b.retryPolicy, b.publishConfig.callTimeout(), timer, stallWatch);
         this.batcher = new PublishBatcher(b.publishConfig, caller::call, timer, caller.shardMap()::split);
         this.rooms = new RoomClient(pool,
-                new UnaryCaller<>(pool, RoomsGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer);
+                new UnaryCaller<>(pool, RoomsGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer), timer,
+                caller.shardMap());
         this.cancels = new UnaryCaller<>(pool, BrokerGrpc::newStub, b.retryPolicy, b.publishConfig.callTimeout(), timer);
         this.admin = new AdminClient(pool, b.retryPolicy, AdminClient.DEFAULT_CALL_TIMEOUT);
     }

@@ -47,10 +47,15 @@ public final class RoomClient {
     private final AtomicInteger sessionCount = new AtomicInteger();
     private volatile boolean closed;
 
-    RoomClient(ServerPool pool, UnaryCaller<RoomsGrpc.RoomsStub> caller, ScheduledExecutorService timer) {
+    private final ShardMap shardMap;
+
+    /** @param shardMap the cluster's shards as the client learns them (sessions open a stream per shard), or null */
+    RoomClient(ServerPool pool, UnaryCaller<RoomsGrpc.RoomsStub> caller, ScheduledExecutorService timer,
+               ShardMap shardMap) {
         this.pool = pool;
         this.caller = caller;
         this.timer = timer;
+        this.shardMap = shardMap;
     }
 
     /**
@@ -189,7 +194,7 @@ public final class RoomClient {
             throw new HourglassClientException("client is closed");
         }
         RoomSession session = new RoomSession(options, pool, timer, this,
-                "hourglass-room-session-" + sessionCount.incrementAndGet(), sessions::remove);
+                "hourglass-room-session-" + sessionCount.incrementAndGet(), sessions::remove, shardMap);
         sessions.add(session);
         session.start();
         return session;

@@ -22,8 +22,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The machinery behind a {@link RoomSession}: one {@link RoomSessionStream} at a time, its
- * requests, pings and reconnects (the behaviour is documented on {@link RoomSession}).
+ * The machinery behind a {@link RoomSession} for the rooms of one event shard: one
+ * {@link RoomSessionStream} at a time to that shard's leader, its requests, pings and reconnects
+ * (the behaviour is documented on {@link RoomSession}). The handler loop is the session's, shared
+ * by its connections.
  *
  * <p>All state is guarded by {@code lock}; gRPC callbacks, the timer (pings, reconnects) and
  * callers' threads take it briefly and never block under it. Futures are completed, and handler
@@ -38,7 +40,9 @@ final class RoomConnection {
     private final ScheduledExecutorService timer;
     private final RoomHandlerLoop handlerLoop;
     private final Runnable onTerminated;
+    private final java.util.function.IntConsumer onShards;
     private final RoomReconnects reconnects;
+    private final int shard;
     private final CompletableFuture<String> opened = new CompletableFuture<>();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     /** Why the session ended for good, when it was a failure rather than close(); guarded by lock. */
@@ -61,22 +65,36 @@ final class RoomConnection {
     private ScheduledFuture<?> pingTask;
     /** Set by close() or a terminal failure: no reconnect, no new request once no stream is open. */
     private boolean closing;
+    /** Where the next stream goes when known (the shard's leader, as learned or named by a server); else the pool's current. */
+    private ServerPool.Endpoint next;
     private volatile String clientId = "";
     private volatile Duration clientTimeout;
 
+    /**
+     * @param shard the event shard whose rooms this connection serves (0 on a cluster of one)
+     * @param first the server to try first (the shard's leader when the client knows it), or null
+     * @param onShards told the cluster's shard count on every open (0 from a server older than shards)
+     */
     RoomConnection(RoomSessionOptions options, ServerPool pool, ScheduledExecutorService timer,
-                   String threadName, Runnable onTerminated) {
+                   RoomHandlerLoop handlerLoop, int shard, ServerPool.Endpoint first, Runnable onTerminated,
+                   java.util.function.IntConsumer onShards) {
         this.options = options;
         this.pool = pool;
         this.timer = timer;
-        this.handlerLoop = new RoomHandlerLoop(threadName, options.handler());
+        this.handlerLoop = handlerLoop;
+        this.shard = shard;
+        this.next = first;
         this.onTerminated = onTerminated;
+        this.onShards = onShards;
         this.reconnects = new RoomReconnects(options, pool);
     }
 
     void start() {
-        handlerLoop.start();
         connect();
+    }
+
+    int shard() {
+        return shard;
     }
 
     String clientId() {
@@ -201,12 +219,12 @@ final class RoomConnection {
                 return;
             }
             reconnectTask = null;
-            RoomSessionStream stream = new RoomSessionStream(pool.current(), listener);
+            RoomSessionStream stream = new RoomSessionStream(next != null ? next : pool.current(), listener);
             current = stream;
             pool.stallWatch().watch(stream);
             open = false;
             LOG.debug("opening room session on {}", stream.endpoint().address());
-            stream.start(options.clientTimeout() == null ? 0 : options.clientTimeout().toMillis());
+            stream.start(options.clientTimeout() == null ? 0 : options.clientTimeout().toMillis(), shard);
         }
     }
 
@@ -223,6 +241,8 @@ final class RoomConnection {
         }
         cancelTasksLocked();
         memberships.streamLost(done);
+        String hint = stream.leaderHint();
+        next = hint == null ? null : pool.endpointOf(hint); // the shard's leader as the server named it
         Duration wait;
         try {
             wait = reconnects.next(stream, status);
@@ -275,7 +295,7 @@ final class RoomConnection {
 
     private final class StreamListener implements RoomSessionStream.Listener {
         @Override
-        public void onOpened(RoomSessionStream stream, String id, long clientTimeoutMs) {
+        public void onOpened(RoomSessionStream stream, String id, long clientTimeoutMs, int shards) {
             synchronized (lock) {
                 if (stream != current || closing) {
                     return;
@@ -298,7 +318,9 @@ final class RoomConnection {
                     LOG.debug("client closing; no pings for room session {}", id);
                 }
             }
-            LOG.info("room session opened on {} as {}", stream.endpoint().address(), id);
+            LOG.info("room session opened on {} as {}{}", stream.endpoint().address(), id,
+                    shards > 1 ? " (shard " + shard + " of " + shards + ")" : "");
+            onShards.accept(shards);
             opened.complete(id);
         }
 

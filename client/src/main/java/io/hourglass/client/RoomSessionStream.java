@@ -27,7 +27,8 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
 
     /** What the stream reports to its {@link RoomSession}; called on gRPC threads, serially. */
     interface Listener {
-        void onOpened(RoomSessionStream stream, String clientId, long clientTimeoutMs);
+        /** {@code shards}: the cluster's event shard count, 0 from a server older than shards. */
+        void onOpened(RoomSessionStream stream, String clientId, long clientTimeoutMs, int shards);
 
         void onMessage(RoomSessionStream stream, ReceivedRoomMessage message);
 
@@ -58,11 +59,14 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
         this.listener = listener;
     }
 
-    /** Opens the call and sends {@code open}; {@code clientTimeoutMs} 0 asks for the server's default. */
-    void start(long clientTimeoutMs) {
+    /**
+     * Opens the call and sends {@code open} for the rooms of {@code shard}; {@code clientTimeoutMs} 0
+     * asks for the server's default.
+     */
+    void start(long clientTimeoutMs, int shard) {
         RoomsGrpc.newStub(endpoint.channel()).session(this);
         send(SessionRequest.newBuilder()
-                .setOpen(SessionOpen.newBuilder().setClientTimeoutMs(clientTimeoutMs))
+                .setOpen(SessionOpen.newBuilder().setClientTimeoutMs(clientTimeoutMs).setShard(shard))
                 .build());
     }
 
@@ -139,7 +143,7 @@ final class RoomSessionStream implements ClientResponseObserver<SessionRequest, 
     public void onNext(SessionResponse response) {
         switch (response.getEventCase()) {
             case OPENED -> listener.onOpened(this, response.getOpened().getClientId(),
-                    response.getOpened().getClientTimeoutMs());
+                    response.getOpened().getClientTimeoutMs(), response.getOpened().getShards());
             case DELIVERY -> listener.onMessage(this, RoomCodec.fromProto(response.getDelivery()));
             case EJECTED -> listener.onEjected(this, RoomCodec.fromProto(response.getEjected()));
             case REPLY -> listener.onReply(this, response.getReply().getRequestId(),

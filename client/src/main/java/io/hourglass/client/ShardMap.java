@@ -84,6 +84,18 @@ final class ShardMap {
         return positions.size() < 2 ? null : java.util.List.copyOf(positions.values());
     }
 
+    /**
+     * The address of shard {@code shard}'s leader as last learned, or null when unknown; asks for a
+     * newer map in the background when this one is old.
+     */
+    String leaderOf(int shard) {
+        Snapshot s = snapshot;
+        if (!unsupported && (s == null || System.nanoTime() - s.fetchedNanos() > REFRESH_NANOS)) {
+            refresh();
+        }
+        return s == null || shard >= s.count() ? null : s.leaders()[shard];
+    }
+
     /** A routed attempt failed: the map may be out of date. */
     void stale() {
         Snapshot s = snapshot;

@@ -30,6 +30,8 @@ import io.hourglass.server.config.SecurityConfig;
 import io.hourglass.server.grpc.ClientPort;
 import io.hourglass.server.grpc.ReadinessHealth;
 import io.hourglass.server.grpc.StreamLimits;
+import io.hourglass.server.console.ConsoleApi;
+import io.hourglass.server.grpc.RoomEngines;
 import io.hourglass.server.grpc.RoomsService;
 import io.hourglass.server.http.HealthHttpServer;
 import java.nio.file.Path;
@@ -111,7 +113,7 @@ public final class HourglassNode implements AutoCloseable {
             // The queue's commands are the seam's own; each further domain registers its applier here.
             SecurityRecords records = new SecurityRecords(shardStore);
             StateApplier applier = new StateApplier(shardStore, new RoomApplier(shardStore), new SecurityApplier(records));
-            if (i == 0) { // shard 0 holds the security state, the peer registry and the rooms
+            if (i == 0) { // shard 0 holds the security state and the peer registry
                 securityRecords = records;
                 access = new AccessControl(records, security.superUsers(), bootstrapToken);
                 applier.addListener(access.listener());
@@ -124,17 +126,18 @@ public final class HourglassNode implements AutoCloseable {
             DeliveryEngine shardEngine = new DeliveryEngine(config.delivery(), shardStore, shardRaft, clock);
             applier.addListener(shardEngine);
             shardRaft.addLeadershipListener(change -> shardEngine.setLeading(change.leading()));
+            // Each shard's rooms: their gates and sessions run on that shard's leader.
+            RoomEngine shardRooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
+            applier.addListener(shardRooms);
+            shardRaft.addLeadershipListener(change -> shardRooms.setLeading(change.leading()));
             if (i == 0) {
                 store = shardStore;
                 raft = shardRaft;
                 publishes = coalescer;
                 engine = shardEngine;
-                rooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
-                applier.addListener(rooms);
-                RoomEngine r = rooms;
-                shardRaft.addLeadershipListener(change -> r.setLeading(change.leading()));
+                rooms = shardRooms;
             }
-            parts.add(new Shards.Shard(i, shardStore, shardRaft, coalescer, shardEngine));
+            parts.add(new Shards.Shard(i, shardStore, shardRaft, coalescer, shardEngine, shardRooms));
         }
         shards = new Shards(parts);
         for (Shards.Shard part : parts) { // a dead-letter topic on another shard: its copy goes there first
@@ -159,8 +162,12 @@ public final class HourglassNode implements AutoCloseable {
         for (Shards.Shard part : shards.all()) {
             stack.push("delivery engine" + (shardCount == 1 ? "" : " " + part.index()), part.engine()::start, part.engine());
         }
-        AutoCloseable closeRooms = closeOnce(rooms);
-        stack.push("rooms engine", rooms::start, closeRooms);
+        List<AutoCloseable> roomClosers = new ArrayList<>();
+        for (Shards.Shard part : shards.all()) {
+            AutoCloseable closeRooms = closeOnce(part.rooms());
+            roomClosers.add(closeRooms);
+            stack.push("rooms engine" + (shardCount == 1 ? "" : " " + part.index()), part.rooms()::start, closeRooms);
+        }
         // After the engines, so that they run when the first leadership change reaches them; and
         // closed before them, so that they hear that this node no longer leads.
         stack.push("raft", raftHost::start, raftHost);
@@ -182,13 +189,18 @@ public final class HourglassNode implements AutoCloseable {
         ClientCredentials peerCalls = security.clientTls() == null && bootstrapToken == null ? ClientCredentials.NONE
                 : new ClientCredentials(security.clientTls() != null, security.clientCaFile(), null, null, bootstrapToken);
         AdminService admin = stack.push("admin service", new AdminService(raft, shards, validator, clock, self,
-                ChannelFactory.secured(peerCalls)));
-        RoomsService roomsService = new RoomsService(rooms, writer, config.delivery().consumerQueueSize(),
-                config.rooms().clientTimeout(), () -> {
-                    String hint = raft.leaderHint();
-                    return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
-                }, config.rooms().maxAckTimeout(), validator, streamLimits);
-        metrics.bindRooms(rooms, roomsService);
+                ChannelFactory.secured(peerCalls), metrics::publishedTotal));
+        RoomEngines roomEngines = new RoomEngines(shards.all().stream().map(Shards.Shard::rooms).toList(), shard -> {
+            String hint = shards.get(shard).raft().leaderHint();
+            return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
+        });
+        RoomsService roomsService = new RoomsService(roomEngines, admin::peerChannel, writer,
+                config.delivery().consumerQueueSize(), config.rooms().clientTimeout(), config.rooms().maxAckTimeout(),
+                validator, streamLimits);
+        for (Shards.Shard part : shards.all()) {
+            metrics.bindRooms(part.rooms(), shardCount == 1 ? null : Integer.toString(part.index()));
+        }
+        metrics.bindRoomSessions(roomsService);
         metrics.bindSecurity(securityCounters);
 
         // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
@@ -221,7 +233,9 @@ public final class HourglassNode implements AutoCloseable {
             // The rooms engine stops before the server, out of stack order on purpose: its sessions then
             // end as "node shutting down". Were the streams cut first, each would reach the engine as its
             // client leaving, and a room left without members would drop its replicated backlog.
-            closeRooms.close();
+            for (AutoCloseable closeRooms : roomClosers) {
+                closeRooms.close();
+            }
             grpc.shutdown();
             roomsService.endSessions("the node is shutting down"); // any the engine did not know yet
             if (!grpc.awaitTermination(3, TimeUnit.SECONDS)) {
@@ -230,9 +244,14 @@ public final class HourglassNode implements AutoCloseable {
         });
         // Closed before the port: every status turns NOT_SERVING while the port still answers.
         stack.push("grpc health", health::start, health);
+        // The console calls this node's own client port with the caller's token: its TLS, no token of its own.
+        ConsoleApi console = !config.http().console() ? null : stack.push("console", new ConsoleApi(
+                ChannelFactory.secured(security.clientTls() == null ? ClientCredentials.NONE
+                        : new ClientCredentials(true, security.clientCaFile(), null, null, null))
+                        .open(io.hourglass.client.ServerAddress.parse(self)), nodeId, shardCount));
         http = new HealthHttpServer(config.bindHost(), config.http(), clientTls == null ? null : clientTls.keyManager(),
                 security.enabled() ? bearer -> bearer != null && accessControl.principalOfToken(bearer).isPresent() : null,
-                metrics::render, this::readiness);
+                metrics::render, this::readiness, console);
         stack.push("http", http::start, http);
         if (config.warmUp()) {
             raftHost.warmUp(java.time.Duration.ofSeconds(20)); // in the background; closed with the Raft node

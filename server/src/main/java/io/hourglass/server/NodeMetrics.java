@@ -210,8 +210,9 @@ public final class NodeMetrics implements AutoCloseable {
                 .register(registry);
     }
 
-    /** The lock-step rooms engine's counters ({@code hourglass_room_*}) and the Session streams of this node. */
-    void bindRooms(RoomEngine engine, RoomsService service) {
+    /** One shard's lock-step rooms engine ({@code hourglass_room_*}), labelled {@code shard} unless it is null. */
+    synchronized void bindRooms(RoomEngine engine, String shard) {
+        bindTags = shard == null ? Tags.empty() : Tags.of("shard", shard);
         RoomCounters c = engine.counters();
         counter("hourglass.room.messages.sent", "Messages committed to a room's pending queue", c.sent);
         counter("hourglass.room.messages.released", "Messages released by a room's gate once all sync members acked",
@@ -228,12 +229,20 @@ public final class NodeMetrics implements AutoCloseable {
         counter("hourglass.room.evictions", "Sync members evicted (heartbeat or ack timeout)", c.evictions);
         counter("hourglass.room.release.failures", "Release proposals that failed and were retried", c.releaseFailures);
         gauge("hourglass.room.is.leader", "1 when this node's rooms engine leads", engine, e -> e.isLeading() ? 1 : 0);
-        gauge("hourglass.room.sessions", "Room Session streams open on this node", service, RoomsService::openSessions);
+        bindTags = Tags.empty();
+    }
+
+    /** The node's room sessions (all shards'). */
+    void bindRoomSessions(RoomsService service) {
+        Gauge.builder("hourglass.room.sessions", service, RoomsService::openSessions)
+                .description("Room Session streams open on this node").register(registry);
         FunctionCounter.builder("hourglass.room.sessions.opened", service, RoomsService::sessionsOpened)
                 .description("Room Session streams opened on this node").register(registry);
         FunctionCounter.builder("hourglass.room.sessions.cut.off", service, RoomsService::sessionsCutOff)
                 .description("Room sessions ended with RESOURCE_EXHAUSTED: the client did not read fast enough")
                 .register(registry);
+        FunctionCounter.builder("hourglass.room.calls.forwarded", service, RoomsService::forwardedCalls)
+                .description("Rooms calls this node forwarded to the leader of the room's shard").register(registry);
     }
 
     /** Registers a follower-lag gauge per peer (the leader reports them; others report 0). */

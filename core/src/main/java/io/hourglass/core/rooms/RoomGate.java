@@ -64,6 +64,7 @@ final class RoomGate {
     /** The last message released to sync members, or null; the only message whose ack counts. */
     private PendingMessage inFlight;
     private long deliveredAtMs = NOT_DELIVERED;
+    private final BarrierLatency barrier = new BarrierLatency();
     /**
      * The store still records {@link #inFlight} as in flight and no release will replace it yet:
      * once every sync member has acked it and nothing is pending, a Settle clears the record. In an
@@ -181,7 +182,18 @@ final class RoomGate {
             return AckOutcome.NOT_IN_FLIGHT;
         }
         members.put(client, nowMs);
-        return ready.add(client) ? AckOutcome.ACKED : AckOutcome.DUPLICATE;
+        if (!ready.add(client)) {
+            return AckOutcome.DUPLICATE;
+        }
+        if (ready.size() == members.size() && deliveredAtMs != NOT_DELIVERED) {
+            barrier.record(nowMs - deliveredAtMs); // the last sync member's ack completes the barrier
+        }
+        return AckOutcome.ACKED;
+    }
+
+    /** How long this room's barriers took on this leader. */
+    BarrierLatency barrierLatency() {
+        return barrier;
     }
 
     /** A heartbeat: refreshes the member's last-seen time (no-op for non-members). */

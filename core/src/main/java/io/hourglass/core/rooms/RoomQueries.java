@@ -51,7 +51,7 @@ final class RoomQueries {
         List<RoomSnapshot.Member> members = new ArrayList<>();
         gate.members().forEach((c, seen) -> members.add(new RoomSnapshot.Member(c, seen, gate.ready().contains(c))));
         return new RoomSnapshot(room, gate.settings(), gate.backlog(), members, List.copyOf(gate.listeners()),
-                gate.inFlight().map(PendingMessage::id), gate.recovering(nowMs));
+                gate.inFlight().map(PendingMessage::id), gate.recovering(nowMs), gate.barrierLatency().counts());
     }
 
     /**

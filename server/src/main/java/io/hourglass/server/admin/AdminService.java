@@ -87,15 +87,20 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private final ClusterInspector cluster;
     private final java.time.Clock clock;
 
-    /** @param raft shard 0's replica: membership, the peer registry and the cluster's status go through it */
+    /**
+     * @param raft shard 0's replica: membership, the peer registry and the cluster's status go through it
+     * @param published messages this node took in through Publish (reported in its status)
+     */
     public AdminService(RaftNode raft, Shards shards, PublishValidator validator, java.time.Clock clock,
-                        String selfAddress, io.hourglass.client.ChannelFactory peers) {
+                        String selfAddress, io.hourglass.client.ChannelFactory peers,
+                        java.util.function.LongSupplier published) {
         this.raft = raft;
         this.shards = shards;
         this.validator = validator;
         this.clock = clock;
         this.inspectors = shards.all().stream().map(s -> new TopicInspector(s.store(), s.engine(), clock)).toList();
-        this.cluster = new ClusterInspector(shards.all().stream().map(Shards.Shard::raft).toList(), selfAddress, peers);
+        this.cluster = new ClusterInspector(shards.all().stream().map(Shards.Shard::raft).toList(),
+                shards.all().stream().map(Shards.Shard::engine).toList(), published, selfAddress, peers);
     }
 
     @Override
@@ -169,11 +174,18 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     public void listTopics(ListTopicsRequest r, StreamObserver<ListTopicsResponse> out) {
         // Shards led elsewhere are read from this node's replicas: stored figures are replicated,
         // in-flight counts are the local engine's (each shard's leader knows its own).
+        if (r.getOffset() < 0 || r.getLimit() < 0) {
+            throw new InvalidRequestException("offset and limit must not be negative, got " + r.getOffset() + ", "
+                    + r.getLimit());
+        }
         leader(out, raft, s -> s.listTopics(r), () -> {
-            List<TopicInfo> all = new java.util.ArrayList<>();
-            inspectors.forEach(i -> all.addAll(i.all()));
-            all.sort(java.util.Comparator.comparing(TopicInfo::getTopic));
-            return ListTopicsResponse.newBuilder().addAllTopics(all).build();
+            // Names first (one scan per shard), figures only for the page asked for.
+            java.util.TreeMap<String, TopicInspector> names = new java.util.TreeMap<>();
+            inspectors.forEach(i -> i.names(r.getPrefix()).forEach(n -> names.put(n, i)));
+            ListTopicsResponse.Builder page = ListTopicsResponse.newBuilder().setTotal(names.size());
+            names.entrySet().stream().skip(r.getOffset()).limit(r.getLimit() == 0 ? Long.MAX_VALUE : r.getLimit())
+                    .forEach(e -> page.addTopics(e.getValue().stats(e.getKey())));
+            return page.build();
         });
     }
 
@@ -415,6 +427,11 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             throw new UnavailableException("no leader right now: the cluster may have no quorum", null);
         }
         answer(out, () -> forward.apply(stub(leader)));
+    }
+
+    /** A channel to another node's client port (with this node's peer credentials), kept for reuse. */
+    public io.grpc.Channel peerChannel(String address) {
+        return cluster.channel(address);
     }
 
     private AdminGrpc.AdminBlockingStub stub(String address) {

@@ -29,10 +29,19 @@ final class ClusterInspector implements AutoCloseable {
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
     private final ChannelFactory peers;
+    private final java.util.List<io.hourglass.core.delivery.DeliveryEngine> engines;
+    private final java.util.function.LongSupplier published;
 
-    /** @param peers opens channels to other nodes' client ports (their TLS, this node's credentials) */
-    ClusterInspector(java.util.List<RaftNode> shards, String selfAddress, ChannelFactory peers) {
+    /**
+     * @param engines every shard's delivery engine on this node, by shard (their counters)
+     * @param published messages this node took in through Publish
+     * @param peers opens channels to other nodes' client ports (their TLS, this node's credentials)
+     */
+    ClusterInspector(java.util.List<RaftNode> shards, java.util.List<io.hourglass.core.delivery.DeliveryEngine> engines,
+                     java.util.function.LongSupplier published, String selfAddress, ChannelFactory peers) {
         this.peers = peers;
+        this.engines = java.util.List.copyOf(engines);
+        this.published = published;
         this.shards = java.util.List.copyOf(shards);
         this.raft = shards.get(0);
         this.selfAddress = selfAddress;
@@ -48,7 +57,10 @@ final class ClusterInspector implements AutoCloseable {
         return NodeInfo.newBuilder().setId(s.nodeId()).setAddress(selfAddress).setRaftAddress(raftAddress(s.nodeId()))
                 .setRole(s.role()).setTerm(s.term()).setCommitIndex(s.commitIndex()).setAppliedIndex(s.appliedIndex())
                 .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(replica.readiness().ready())
-                .addAllStalledFollowers(replica.counters().stalledFollowers()).setShard(shard).build();
+                .addAllStalledFollowers(replica.counters().stalledFollowers()).setShard(shard)
+                .setPublishedTotal(shard == 0 ? published.getAsLong() : 0)
+                .setDeliveredTotal(engines.get(shard).metrics().dispatched.sum())
+                .setAckedTotal(engines.get(shard).metrics().acks.sum()).build();
     }
 
     private String raftAddress(String id) {

@@ -25,6 +25,7 @@ import java.util.TreeSet;
  */
 final class TopicInspector {
     private static final long EXPIRING_SOON_MS = 60_000;
+    private static final long[] WITHIN_MS = {60_000, 3_600_000, 86_400_000};
 
     private final EventStore store;
     private final DeliveryEngine engine;
@@ -36,15 +37,17 @@ final class TopicInspector {
         this.clock = clock;
     }
 
-    /** Every topic that has stored messages or durable groups, with its figures. */
-    List<TopicInfo> all() {
-        Set<String> topics = new TreeSet<>(store.topicRegistry().keySet());
-        store.scanAll((k, m) -> topics.add(m.getTopic()));
-        List<TopicInfo> out = new ArrayList<>();
-        for (String t : topics) {
-            out.add(stats(t));
-        }
-        return out;
+    /** The names of the topics that have stored messages or durable groups and start with {@code prefix}, sorted. */
+    Set<String> names(String prefix) {
+        Set<String> topics = new TreeSet<>();
+        store.topicRegistry().keySet().stream().filter(t -> t.startsWith(prefix)).forEach(topics::add);
+        store.scanAll((k, m) -> {
+            if (m.getTopic().startsWith(prefix)) {
+                topics.add(m.getTopic());
+            }
+            return true;
+        });
+        return topics;
     }
 
     /** True when the topic has stored messages, durable groups or consumers. */
@@ -66,6 +69,7 @@ final class TopicInspector {
         long[] due = {0};
         long[] oldestDue = {Long.MAX_VALUE};
         long[] expiring = {0};
+        long[] within = {0, 0, 0}; // a minute, an hour, a day
         Map<String, Long> perGroup = new TreeMap<>();
         groups.forEach(g -> perGroup.put(g, 0L));
         store.scanTopic(topic, (key, m) -> {
@@ -73,6 +77,12 @@ final class TopicInspector {
             if (m.getDueAtMs() <= now) {
                 due[0]++;
                 oldestDue[0] = Math.min(oldestDue[0], m.getDueAtMs());
+            }
+            long ahead = m.getDueAtMs() - now;
+            for (int w = 0; w < WITHIN_MS.length; w++) {
+                if (ahead <= WITHIN_MS[w]) {
+                    within[w]++;
+                }
             }
             if (m.getExpiresAtMs() > 0 && m.getExpiresAtMs() <= now + EXPIRING_SOON_MS) {
                 expiring[0]++;
@@ -88,7 +98,8 @@ final class TopicInspector {
                 .setScheduled(pending[0] - due[0]).setInFlight(engine.inFlightCount(topic)).addAllGroups(groups)
                 .setConsumers(consumers(topic))
                 .setOldestDueLatenessMs(oldestDue[0] == Long.MAX_VALUE ? 0 : now - oldestDue[0])
-                .setExpiringSoon(expiring[0]).putAllPendingPerGroup(perGroup).build();
+                .setExpiringSoon(expiring[0]).putAllPendingPerGroup(perGroup)
+                .setDueWithin1M(within[0]).setDueWithin1H(within[1]).setDueWithin1D(within[2]).build();
     }
 
     List<GroupInfo> groups(String topic) {

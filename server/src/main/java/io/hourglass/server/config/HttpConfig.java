@@ -14,8 +14,9 @@ import java.time.Duration;
  * @param threads {@link #THREADS}: half-sent requests wait in the selector, not on these threads
  * @param idleTimeout {@link #IDLE_TIMEOUT}
  * @param maxConnections {@link #MAX_CONNECTIONS}
+ * @param console {@link #CONSOLE}
  */
-public record HttpConfig(int port, int threads, Duration idleTimeout, int maxConnections) {
+public record HttpConfig(int port, int threads, Duration idleTimeout, int maxConnections, boolean console) {
     public static final ConfigKey<Integer> PORT = ConfigKey.integer(
             "http.port", 7072, 0, 65_535,
             "HTTP port for /metrics (Prometheus), /healthz (process up) and /readyz (leader known, caught up). "
@@ -31,9 +32,14 @@ public record HttpConfig(int port, int threads, Duration idleTimeout, int maxCon
             "http.maxConnections", 64, 1, 10_000,
             "HTTP connections open at once; further ones wait in the kernel's accept queue until one closes.");
 
+    public static final ConfigKey<Boolean> CONSOLE = ConfigKey.flag(
+            "http.console", true,
+            "Serve the web console at / and the JSON it reads under /api/v1/. Its calls go through the node's "
+                    + "gRPC API with the caller's token, so it can do what that token may and no more.");
+
     /** The endpoint's keys but its port, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("HTTP endpoint", THREADS, IDLE_TIMEOUT,
-            MAX_CONNECTIONS);
+            MAX_CONNECTIONS, CONSOLE);
 
     public static final HttpConfig DEFAULTS = from(Settings.empty());
 
@@ -45,6 +51,7 @@ public record HttpConfig(int port, int threads, Duration idleTimeout, int maxCon
     }
 
     public static HttpConfig from(Settings s) {
-        return new HttpConfig(PORT.read(s), THREADS.read(s), IDLE_TIMEOUT.read(s), MAX_CONNECTIONS.read(s));
+        return new HttpConfig(PORT.read(s), THREADS.read(s), IDLE_TIMEOUT.read(s), MAX_CONNECTIONS.read(s),
+                CONSOLE.read(s));
     }
 }

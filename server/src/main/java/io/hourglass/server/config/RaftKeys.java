@@ -101,8 +101,8 @@ public final class RaftKeys {
             "Event shards: Raft groups that each order the commands of the topics whose name hashes onto them "
                     + "(xxHash64 of the name, modulo this count), all in the one Raft server of each node, so that "
                     + "several leaders share the work. Fixed when a cluster is created (recorded in each node's data "
-                    + "directory; a start with another count is refused) and the same on every node. Rooms, the "
-                    + "peer registry and the security state live in shard 0.");
+                    + "directory; a start with another count is refused) and the same on every node. Rooms hash "
+                    + "onto shards the same way; the peer registry and the security state live in shard 0.");
     public static final ConfigKey<Boolean> WARM_UP = ConfigKey.flag(
             "raft.warmUp", true,
             "At start, run the Raft leader's code once in three throwaway servers inside this node's JVM (ports of "

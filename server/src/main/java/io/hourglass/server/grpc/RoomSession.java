@@ -26,7 +26,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,12 +59,14 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
     private static final StatusRuntimeException ABANDONED = Status.CANCELLED.asRuntimeException();
     private static final StatusRuntimeException COMPLETED = Status.OK.asRuntimeException();
 
-    private final RoomEngine engine;
+    private final RoomEngines engines;
+    /** The shard this stream serves and its engine, set by the open frame (before any other is handled). */
+    private volatile int shard;
+    private volatile RoomEngine engine;
     private final ServerCallStreamObserver<SessionResponse> out;
     private final Executor writer;
     private final int maxBuffered;
     private final Duration defaultClientTimeout;
-    private final Supplier<String> leaderHint;
     private final Runnable onEnded;
     private final Runnable onCutOff;
     /** Ends the session unless the open frame comes within {@code grpc.initTimeout}. */
@@ -89,15 +90,14 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
     /** Guarded by {@code this}: the session left (or must leave) the engine. */
     private boolean released;
 
-    RoomSession(RoomEngine engine, ServerCallStreamObserver<SessionResponse> out, Executor writer,
-                int maxBuffered, Duration defaultClientTimeout, Supplier<String> leaderHint, Runnable onEnded,
+    RoomSession(RoomEngines engines, ServerCallStreamObserver<SessionResponse> out, Executor writer,
+                int maxBuffered, Duration defaultClientTimeout, Runnable onEnded,
                 Runnable onCutOff, StreamLimits limits) {
-        this.engine = engine;
+        this.engines = engines;
         this.out = out;
         this.writer = writer;
         this.maxBuffered = maxBuffered;
         this.defaultClientTimeout = defaultClientTimeout;
-        this.leaderHint = leaderHint;
         this.onEnded = onEnded;
         this.onCutOff = onCutOff;
         out.setOnReadyHandler(this::scheduleDrain);
@@ -135,6 +135,14 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
             return;
         }
         long timeoutMs = frame.getOpen().getClientTimeoutMs();
+        int wanted = frame.getOpen().getShard();
+        if (wanted < 0 || wanted >= engines.count()) {
+            end(Status.INVALID_ARGUMENT.withDescription("shard must be between 0 and " + (engines.count() - 1)
+                    + " (the cluster has " + engines.count() + " event shards), got " + wanted).asRuntimeException(), true);
+            return;
+        }
+        shard = wanted;
+        engine = engines.engine(wanted);
         CompletableFuture<ClientId> connected;
         try {
             if (timeoutMs < 0) {
@@ -161,7 +169,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
             client = id;
             gone = released;
             if (!gone) {
-                send(RoomsWire.opened(id, timeoutMs));
+                send(RoomsWire.opened(id, timeoutMs, engines.count()));
                 early.forEach(this::handle);
             }
             early = null;
@@ -180,6 +188,11 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
             c = client;
         }
         try {
+            String foreign = foreignRoom(frame);
+            if (foreign != null) {
+                send(RoomsWire.refused(requestId, foreign));
+                return;
+            }
             switch (frame.getOpCase()) {
                 case SUBSCRIBE -> {
                     RoomSubscribe s = frame.getSubscribe();
@@ -215,6 +228,29 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
         });
     }
 
+    /** Why the room a frame names is not this stream's to serve (another shard's), or null. */
+    private String foreignRoom(SessionRequest frame) {
+        if (engines.count() == 1) {
+            return null;
+        }
+        String room = switch (frame.getOpCase()) {
+            case SUBSCRIBE -> frame.getSubscribe().getRoom();
+            case UNSUBSCRIBE -> frame.getUnsubscribe().getRoom();
+            case ACK -> frame.getAck().getRoom();
+            default -> null;
+        };
+        if (room == null || room.isEmpty()) {
+            return null; // the engine names what is wrong with it
+        }
+        int owner = engines.shardOf(room);
+        if (owner == shard) {
+            return null;
+        }
+        String shown = room.length() > 40 ? room.substring(0, 40) + "…" : room;
+        return "room '" + shown + "' is on shard " + owner + " of " + engines.count() + " and this session stream serves "
+                + "shard " + shard + ": open a stream per shard (SessionOpen.shard), each to that shard's leader";
+    }
+
     private static String describe(SessionRequest.OpCase op) {
         return op == SessionRequest.OpCase.OP_NOT_SET ? "an empty frame" : op.name().toLowerCase(Locale.ROOT);
     }
@@ -245,7 +281,7 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
 
     @Override
     public void closed(String reason) {
-        end(StatusMapper.unavailable("room session closed: " + reason, leaderHint.get()), true);
+        end(StatusMapper.unavailable("room session closed: " + reason, engines.leaderHint(shard)), true);
     }
 
     // ---- outbound
@@ -364,6 +400,6 @@ final class RoomSession implements StreamObserver<SessionRequest>, RoomSink {
 
     /** Ends the session from the server side (the node is stopping): UNAVAILABLE after what is buffered. */
     void shutdown(String reason) {
-        end(StatusMapper.unavailable(reason, leaderHint.get()), true);
+        end(StatusMapper.unavailable(reason, engines.leaderHint(shard)), true);
     }
 }

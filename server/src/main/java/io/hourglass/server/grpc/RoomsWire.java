@@ -37,9 +37,9 @@ final class RoomsWire {
     private RoomsWire() {
     }
 
-    static SessionResponse opened(ClientId client, long clientTimeoutMs) {
+    static SessionResponse opened(ClientId client, long clientTimeoutMs, int shards) {
         return SessionResponse.newBuilder().setOpened(SessionOpened.newBuilder().setClientId(client.toString())
-                .setClientTimeoutMs(clientTimeoutMs)).build();
+                .setClientTimeoutMs(clientTimeoutMs).setShards(shards)).build();
     }
 
     static SessionResponse delivery(RoomDelivery d) {
@@ -132,6 +132,12 @@ final class RoomsWire {
                 .setListeners(s.listeners().size()).setInFlight(s.inFlightId().orElse(""))
                 .setAtLeastOnce(s.settings().guarantee() == DeliveryGuarantee.AT_LEAST_ONCE)
                 .setAckTimeoutMs(s.settings().ackTimeout().toMillis()).setRecovering(s.recovering());
+        for (long count : s.barrierCounts()) {
+            b.addBarrierLatencyCounts(count);
+        }
+        for (long bound : io.hourglass.core.rooms.BarrierLatency.boundsMs()) {
+            b.addBarrierLatencyBoundsMs(bound);
+        }
         for (RoomSnapshot.Member m : s.members()) {
             b.addMembers(RoomMember.newBuilder().setClientId(m.clientId().toString()).setLastSeenMs(m.lastSeenMs())
                     .setReady(m.ready()));

@@ -1,6 +1,11 @@
 package io.hourglass.server.http;
 
 import io.hourglass.raft.Readiness;
+import io.hourglass.server.console.ConsoleApi;
+import io.hourglass.server.console.ConsoleAssets;
+import java.util.HashMap;
+import java.util.Map;
+import org.eclipse.jetty.util.Fields;
 import io.hourglass.server.config.HttpConfig;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -29,7 +34,9 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * {@code /metrics} (Prometheus text), {@code /healthz} (the process is up) and {@code /readyz}
- * (the node is in a group with a leader and has caught up) on the node's HTTP port.
+ * (the node is in a group with a leader and has caught up) on the node's HTTP port; and, when a
+ * {@link ConsoleApi} is given, the web console at {@code /} with the JSON it reads under
+ * {@code /api/v1/} (whose calls authenticate as the gRPC API does: see {@link ConsoleApi}).
  *
  * <p>Jetty parses requests in its selector, so a client that sends half a request and stalls holds
  * no pool thread; {@code http.idleTimeout} closes it. Requests run on a bounded, named pool
@@ -47,6 +54,13 @@ public final class HealthHttpServer implements AutoCloseable {
      */
     public HealthHttpServer(String bindHost, HttpConfig config, X509ExtendedKeyManager tls, Predicate<String> metricsToken,
                             Supplier<String> metrics, Supplier<Readiness> ready) {
+        this(bindHost, config, tls, metricsToken, metrics, ready, null);
+    }
+
+    /** @param console the console's API, or null for none (probes and metrics only) */
+    public HealthHttpServer(String bindHost, HttpConfig config, X509ExtendedKeyManager tls, Predicate<String> metricsToken,
+                            Supplier<String> metrics, Supplier<Readiness> ready, ConsoleApi console) {
+        ConsoleAssets assets = console == null ? null : new ConsoleAssets();
         QueuedThreadPool pool = new QueuedThreadPool(config.threads(), Math.min(2, config.threads()));
         pool.setName("hourglass-http");
         pool.setDaemon(true);
@@ -91,12 +105,46 @@ public final class HealthHttpServer implements AutoCloseable {
                         respond(response, callback, r.ready() ? 200 : 503, "text/plain",
                                 r.ready() ? "ready\n" : "not ready: " + r.detail() + "\n");
                     }
-                    default -> respond(response, callback, 404, "text/plain",
-                            "not found; this port serves /metrics, /healthz and /readyz\n");
+                    default -> {
+                        if (console != null && path.startsWith("/api/v1/")) {
+                            api(console, path.substring("/api/v1".length()), request, response, callback);
+                        } else if (assets != null && assets.get(path) != null) {
+                            ConsoleAssets.Asset asset = assets.get(path);
+                            secureHeaders(response);
+                            respond(response, callback, 200, asset.type(), asset.body());
+                        } else {
+                            respond(response, callback, 404, "text/plain", "not found; this port serves "
+                                    + (console != null ? "the console at /, its API under /api/v1/, " : "")
+                                    + "/metrics, /healthz and /readyz\n");
+                        }
+                    }
                 }
                 return true;
             }
         });
+    }
+
+    private static void api(ConsoleApi console, String path, Request request, Response response, Callback callback) {
+        Map<String, String> query = new HashMap<>();
+        Fields fields = Request.extractQueryParameters(request);
+        for (Fields.Field f : fields) {
+            query.putIfAbsent(f.getName(), f.getValue());
+        }
+        ConsoleApi.Reply reply = console.handle(request.getMethod(), path, query, bearer(request));
+        secureHeaders(response);
+        response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+        if (reply.status() == 401) {
+            response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
+        }
+        respond(response, callback, reply.status(), "application/json", reply.json());
+    }
+
+    /** Nothing but this node's own files and calls; not framed elsewhere; types as declared. */
+    private static void secureHeaders(Response response) {
+        response.getHeaders().put("Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+        response.getHeaders().put("X-Content-Type-Options", "nosniff");
+        response.getHeaders().put("Referrer-Policy", "no-referrer");
     }
 
     private static String bearer(Request request) {
@@ -115,7 +163,10 @@ public final class HealthHttpServer implements AutoCloseable {
     }
 
     private static void respond(Response response, Callback callback, int code, String type, String body) {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        respond(response, callback, code, type, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void respond(Response response, Callback callback, int code, String type, byte[] bytes) {
         response.setStatus(code);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);

@@ -3,6 +3,7 @@ package io.hourglass.server.shard;
 import io.hourglass.client.ShardHash;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
 import java.util.List;
@@ -12,15 +13,18 @@ import java.util.List;
  * ({@link ShardHash}). Every node holds a replica of every shard — its store, Raft replica and
  * delivery engine (which works only while this node leads the shard) — so any node can read any
  * shard's replicated state and propose to any shard (a follower forwards to the shard's leader).
- * Shard 0 also holds what is not a topic's: rooms, the peer registry, the security state.
+ * A room belongs to its shard the same way. Shard 0 also holds what belongs to no topic or room:
+ * the peer registry and the security state.
  */
 public final class Shards {
     /**
      * One shard's parts on this node.
      *
      * @param publisher where the shard's publishes go (the group-commit coalescer in front of {@code raft})
+     * @param rooms the shard's rooms (those whose name hashes to it)
      */
-    public record Shard(int index, EventStore store, RaftNode raft, Replicator publisher, DeliveryEngine engine) {
+    public record Shard(int index, EventStore store, RaftNode raft, Replicator publisher, DeliveryEngine engine,
+                        RoomEngine rooms) {
     }
 
     private final List<Shard> shards;

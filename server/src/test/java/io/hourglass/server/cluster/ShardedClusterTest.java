@@ -48,9 +48,14 @@ class ShardedClusterTest {
 
     /** One topic name per shard: {@code topic-<n>} for the first n that hashes onto it. */
     static List<String> oneTopicPerShard() {
+        return oneNamePerShard("topic-");
+    }
+
+    /** One name per shard: {@code <prefix><n>} for the first n that hashes onto it. */
+    static List<String> oneNamePerShard(String prefix) {
         String[] topics = new String[SHARDS];
         for (int n = 0, found = 0; found < SHARDS; n++) {
-            String name = "topic-" + n;
+            String name = prefix + n;
             int shard = ShardHash.shardOf(name, SHARDS);
             if (topics[shard] == null) {
                 topics[shard] = name;
@@ -60,16 +65,16 @@ class ShardedClusterTest {
         return List.of(topics);
     }
 
-    private static Optional<TestNode> leaderOf(TestCluster cluster, int shard) {
+    static Optional<TestNode> leaderOf(TestCluster cluster, int shard) {
         return cluster.running().stream().filter(n -> n.node().raftHost().shard(shard).isLeader()).findFirst();
     }
 
-    private static void awaitEveryShardLed(TestCluster cluster) {
+    static void awaitEveryShardLed(TestCluster cluster) {
         await("every shard has a leader").atMost(Duration.ofSeconds(60)).until(() ->
                 IntStream.range(0, SHARDS).allMatch(s -> leaderOf(cluster, s).isPresent()));
     }
 
-    private static Map<String, Integer> leadershipsPerNode(TestCluster cluster) {
+    static Map<String, Integer> leadershipsPerNode(TestCluster cluster) {
         Map<String, Integer> led = new HashMap<>();
         for (int s = 0; s < SHARDS; s++) {
             leaderOf(cluster, s).ifPresent(n -> led.merge(n.id(), 1, Integer::sum));
@@ -159,7 +164,7 @@ class ShardedClusterTest {
         }
     }
 
-    private static String http(TestNode n, String path) throws Exception {
+    static String http(TestNode n, String path) throws Exception {
         var response = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
                 java.net.URI.create("http://127.0.0.1:" + n.httpPort() + path)).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString());

@@ -1,16 +1,16 @@
 package io.hourglass.server.rooms;
 
 import static io.hourglass.api.v1.SubscriptionMode.SYNC;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.hourglass.api.v1.EjectReason;
 import io.hourglass.api.v1.RoomConfigureRequest;
 import io.hourglass.api.v1.RoomDelivery;
@@ -264,9 +264,12 @@ class RoomFailoverTest {
     }
 
     @Test
-    void followersRefuseSessionsAndEveryCallWithTheLeadersAddress() {
+    void followersRefuseSessionsWithTheLeadersAddressAndForwardEveryCall() {
         TestNode leader = cluster.awaitLeader();
         TestNode follower = cluster.followers().get(0);
+        // Right after an election a follower may not have heard from the leader yet: then it names none.
+        await("the follower knows the leader").atMost(Duration.ofSeconds(30))
+                .until(() -> leader.target().equals(follower.node().raft().leaderHint()));
         ManagedChannel toFollower = channel(follower);
         SessionClient s = SessionClient.start(toFollower, "F");
         clients.add(s);
@@ -286,10 +289,7 @@ class RoomFailoverTest {
                         .setAtLeastOnce(true).build()),
                 "send with a producer", () -> api.stub().send(RoomSendRequest.newBuilder().setRoom(room)
                         .setClientId(UUID.randomUUID().toString()).setPayload(ByteString.copyFromUtf8("x")).build()));
-        calls.forEach((name, call) -> {
-            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, call::get, name);
-            assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), name);
-            assertEquals(leader.target(), e.getTrailers().get(StatusMapper.LEADER_KEY), name);
-        });
+        // Unary calls need no gate of this node's: the follower forwards them to the leader and answers.
+        calls.forEach((name, call) -> assertNotNull(call.get(), name));
     }
 }
