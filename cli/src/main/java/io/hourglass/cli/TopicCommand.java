@@ -70,10 +70,20 @@ final class TopicCommand implements Callable<Integer> {
         @Spec
         private CommandSpec spec;
 
+        @Option(names = "--prefix", paramLabel = "TEXT", description = "Only topics whose name starts with TEXT.")
+        private String prefix = "";
+
+        @Option(names = "--offset", paramLabel = "N", description = "Skip the first N topics (by name; default 0).")
+        private int offset;
+
+        @Option(names = "--limit", paramLabel = "N", description = "At most N topics (default 0: all).")
+        private int limit;
+
         @Override
         public Integer call() {
             return AdminSupport.print(group.root, spec, INFO_COLUMNS,
-                    admin -> admin.listTopics().stream().map(TopicCommand::info).toList());
+                    admin -> admin.listTopics(prefix, offset, limit).getTopicsList().stream().map(TopicCommand::info)
+                            .toList());
         }
     }
 

@@ -92,6 +92,9 @@ class AdminClusterTest {
     void topicCommandsSeeThePublishedMessages() throws Exception {
         List<JsonNode> topics = json("topic", "list");
         assertTrue(topics.stream().anyMatch(t -> t.get("topic").asText().equals("orders")), topics.toString());
+        List<JsonNode> page = json("topic", "list", "--prefix", "ord", "--limit", "1");
+        assertEquals(List.of("orders"), page.stream().map(t -> t.get("topic").asText()).toList(), "a page by prefix");
+        assertEquals(List.of(), json("topic", "list", "--prefix", "ord", "--offset", "1"), "past the only match");
 
         JsonNode stats = json("topic", "stats", "orders").get(0);
         assertEquals("orders", stats.get("topic").asText());

@@ -140,8 +140,16 @@ public final class AdminClient {
     }
 
     public List<TopicInfo> listTopics() {
-        return call("list topics", ListTopicsRequest.getDefaultInstance(), AdminGrpc.AdminBlockingStub::listTopics)
-                .getTopicsList();
+        return listTopics("", 0, 0).getTopicsList();
+    }
+
+    /**
+     * A page of the topics whose name starts with {@code prefix}, by name: {@code limit} of them (0: all)
+     * after skipping {@code offset}; {@code total} in the answer counts every match.
+     */
+    public io.hourglass.api.v1.ListTopicsResponse listTopics(String prefix, int offset, int limit) {
+        return call("list topics", ListTopicsRequest.newBuilder().setPrefix(prefix == null ? "" : prefix)
+                .setOffset(offset).setLimit(limit).build(), AdminGrpc.AdminBlockingStub::listTopics);
     }
 
     public TopicInfo topicStats(String topic) {

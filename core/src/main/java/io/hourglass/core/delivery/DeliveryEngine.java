@@ -74,8 +74,8 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         this.recurrences = new Recurrences(store, replicator, clock, loop::submit);
         loop.every(config.dispatchPollInterval().toMillis(), this::requestPass);
         loop.every(config.deleteBatchInterval().toMillis(), this::flushQuietly);
-        loop.every(config.ttlSweepInterval().toMillis(), this::sweepQuietly);
-        loop.every(Recurrences.FIRE_INTERVAL_MS, this::fireQuietly);
+        loop.every(config.ttlSweepInterval().toMillis(), () -> quietly("TTL sweep", this::sweepExpired));
+        loop.every(Recurrences.FIRE_INTERVAL_MS, () -> quietly("re-arming recurring messages", this::fireDue));
     }
 
     /**
@@ -102,11 +102,12 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         return onLoop(() -> leading ? recurrences.fireDue() : 0);
     }
 
-    private void fireQuietly() {
+    /** Runs a timer's task; a failure is logged, and the timer runs it again next time. */
+    private static void quietly(String what, Runnable task) {
         try {
-            fireDue();
+            task.run();
         } catch (RuntimeException e) {
-            LOG.error("re-arming recurring messages failed", e);
+            LOG.error("{} failed", what, e);
         }
     }
 
@@ -453,14 +454,6 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
         }
     }
 
-    private void sweepQuietly() {
-        try {
-            sweepExpired();
-        } catch (RuntimeException e) {
-            LOG.error("TTL sweep failed", e);
-        }
-    }
-
     public DeliveryMetrics metrics() {
         return metrics;
     }
@@ -468,7 +461,6 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     public Hub hub() {
         return hub;
     }
-
     public int inFlightCount() {
         return inFlight.held();
     }
@@ -476,6 +468,11 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     /** Deliveries of one topic awaiting an ACK (meaningful on the leader). */
     public int inFlightCount(String topic) {
         return inFlight.held(EventKey.topicHash(topic));
+    }
+
+    /** The same for one durable group of the topic. */
+    public int inFlightCount(String topic, String group) {
+        return inFlight.held(EventKey.topicHash(topic), group);
     }
 
     public int queuedDeletions() {

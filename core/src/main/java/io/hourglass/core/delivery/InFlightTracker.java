@@ -72,6 +72,11 @@ final class InFlightTracker {
     private final Map<EventKey, List<String>> formerOwners = new HashMap<>();
     /** Held (unacknowledged) deliveries per topic hash; written by the loop, read by anyone. */
     private final Map<Long, Integer> heldByTopic = new ConcurrentHashMap<>();
+    /** Held deliveries per (topic hash, group) of durable groups, read by any thread. */
+    private final Map<GroupOf, Integer> heldByGroup = new ConcurrentHashMap<>();
+
+    private record GroupOf(long topicHash, String group) {
+    }
     private volatile int held;
 
     InFlightTracker(long timeoutMs) {
@@ -243,7 +248,7 @@ final class InFlightTracker {
             }
             if (e.state == State.HELD) {
                 released.add(key);
-                countHeld(key, -1);
+                countHeld(key, recipient, -1);
             }
             if (universal) {
                 recipients.remove(recipient);
@@ -286,7 +291,7 @@ final class InFlightTracker {
         Map<Recipient, Entry> recipients = entries.get(key);
         if (recipients != null) {
             Entry e = recipients.remove(recipient);
-            forget(key, e);
+            forget(key, recipient, e);
             if (recipients.isEmpty()) {
                 entries.remove(key);
             }
@@ -302,11 +307,12 @@ final class InFlightTracker {
             return former == null ? List.of() : former;
         }
         List<String> owners = former == null ? new ArrayList<>(recipients.size()) : former;
-        for (Entry e : recipients.values()) {
+        for (Map.Entry<Recipient, Entry> r : recipients.entrySet()) {
+            Entry e = r.getValue();
             if (e.owner != null) {
                 owners.add(e.owner);
             }
-            forget(key, e);
+            forget(key, r.getKey(), e);
         }
         return owners;
     }
@@ -319,12 +325,18 @@ final class InFlightTracker {
         prior.clear();
         uncounted.clear();
         heldByTopic.clear();
+        heldByGroup.clear();
         held = 0;
     }
 
     /** Deliveries of one topic held by a consumer and not yet acknowledged (any thread). */
     int held(long topicHash) {
         return heldByTopic.getOrDefault(topicHash, 0);
+    }
+
+    /** Deliveries to durable group {@code group} of a topic held and not yet acknowledged (any thread). */
+    int held(long topicHash, String group) {
+        return heldByGroup.getOrDefault(new GroupOf(topicHash, group), 0);
     }
 
     /** Deliveries currently held by a consumer and not yet acknowledged (any thread). */
@@ -347,19 +359,22 @@ final class InFlightTracker {
         }
         int delta = (next.state == State.HELD ? 1 : 0) - (old != null && old.state == State.HELD ? 1 : 0);
         if (delta != 0) {
-            countHeld(key, delta);
+            countHeld(key, recipient, delta);
         }
     }
 
-    private void forget(EventKey key, Entry e) {
+    private void forget(EventKey key, Recipient recipient, Entry e) {
         if (e != null && e.state == State.HELD) {
-            countHeld(key, -1);
+            countHeld(key, recipient, -1);
         }
         unindex(key, e);
     }
 
-    private void countHeld(EventKey key, int delta) {
+    private void countHeld(EventKey key, Recipient recipient, int delta) {
         heldByTopic.merge(key.topicHash(), delta, (a, b) -> a + b == 0 ? null : a + b);
+        if (recipient instanceof Recipient.Group g) {
+            heldByGroup.merge(new GroupOf(key.topicHash(), g.name()), delta, (a, b) -> a + b == 0 ? null : a + b);
+        }
         held += delta;
     }
 

@@ -26,6 +26,8 @@ import java.util.TreeSet;
 final class TopicInspector {
     private static final long EXPIRING_SOON_MS = 60_000;
     private static final long[] WITHIN_MS = {60_000, 3_600_000, 86_400_000};
+    /** Pending messages per group by deliveries so far: 0, 1, 2, 3, 4 or more. */
+    private static final int DELIVERY_BUCKETS = 5;
 
     private final EventStore store;
     private final DeliveryEngine engine;
@@ -110,10 +112,21 @@ final class TopicInspector {
                 live.merge(c.group(), 1, Integer::sum);
             }
         }
+        Map<String, long[]> byDeliveries = new HashMap<>();
+        t.getGroupsList().forEach(g -> byDeliveries.put(g, new long[DELIVERY_BUCKETS]));
+        store.scanTopic(topic, (key, m) -> {
+            byDeliveries.forEach((g, counts) -> {
+                if (!store.hasReceipt(key, g)) {
+                    counts[Math.min(DELIVERY_BUCKETS - 1, store.deliveryCount(key, g))]++;
+                }
+            });
+            return true;
+        });
         List<GroupInfo> out = new ArrayList<>();
         for (String g : t.getGroupsList()) {
             GroupInfo.Builder info = GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))
-                    .setConsumers(live.getOrDefault(g, 0));
+                    .setConsumers(live.getOrDefault(g, 0)).setInFlight(engine.inFlightCount(topic, g));
+            Arrays.stream(byDeliveries.get(g)).forEach(info::addPendingByDeliveries);
             store.groupPolicy(topic, g).ifPresent(p -> info.addAllBackoffMs(p.getBackoffMsList())
                     .setMaxDeliveries(p.getMaxDeliveries()).setDeadLetterTopic(p.getDeadLetterTopic()));
             out.add(info.build());

@@ -337,9 +337,10 @@ const pages = {
       const bucket = num(params.get('bucket') || 60000);
       const r = await api('/topic', { name, bucketMs: bucket, buckets: 60 });
       const t = r.stats;
-      const groups = r.groups.groups.map((g) => [g.group, fmt(g.pending), String(g.consumers),
+      const groups = r.groups.groups.map((g) => [g.group, fmt(g.pending), fmt(g.inFlight), String(g.consumers),
+        g.pendingByDeliveries.map(fmt).join(' / '),
         g.backoffMs.length ? g.backoffMs.map(duration).join(', ') : 'default', g.maxDeliveries ? String(g.maxDeliveries) : '∞',
-        g.deadLetterTopic || '', h('button', { type: 'button', class: 'danger delete-group', onclick: () => confirmAction(
+        g.deadLetterTopic ? link('#/topic/' + encodeURIComponent(g.deadLetterTopic), g.deadLetterTopic) : '', h('button', { type: 'button', class: 'danger delete-group', onclick: () => confirmAction(
           'Delete group ' + g.group + ' of ' + name + '? Its receipts go and it no longer holds messages back.',
           () => api('/group/delete', { topic: name, group: g.group }, 'POST'), () => 'Group ' + g.group + ' deleted.') }, 'Delete')]);
       const next = r.next.messages.map((m) => [m.id, dateTime(m.dueAtMs), time(m.enqueuedAtMs),
@@ -355,7 +356,8 @@ const pages = {
         h('h2', {}, 'Schedule: pending messages by due time'),
         timeline(r.schedule, bucket),
         h('h2', {}, 'Groups'),
-        table(['group', col('pending'), col('consumers'), 'backoff', col('max deliveries'), 'dead letters to', ''], groups,
+        table(['group', col('pending'), col('in flight'), col('consumers'), 'pending by deliveries 0 / 1 / 2 / 3 / 4+',
+          'backoff', col('max deliveries'), 'dead letters to', ''], groups,
           'No durable groups.'),
         h('h2', {}, 'Consumers'),
         table(['consumer', 'group', col('buffered')], r.consumers.consumers.map((c) =>
