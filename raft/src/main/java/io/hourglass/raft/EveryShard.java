@@ -73,7 +73,7 @@ final class EveryShard {
         boolean removed = false;
         for (int i = replicas.size() - 1; i >= 0; i--) { // shard 0, which names the members, last
             try {
-                replicas.get(i).moveLeadershipOff(id);
+                replicas.get(i).handOver().offNode(id);
                 result = replicas.get(i).membership().removeVoter(id);
                 removed = true;
             } catch (NotFoundException e) {

@@ -54,6 +54,26 @@ final class GroupView {
         }
     }
 
+    /**
+     * The leader this node may send clients to: itself while it leads, else the leader it follows if it
+     * heard from it within {@code silentMs}; null otherwise (none known, or one gone quiet: dead, paused
+     * or cut off, and not yet replaced in this node's view).
+     */
+    RaftPeerId liveLeaderId(long silentMs) {
+        try {
+            var info = server.getDivision(groupId).getInfo();
+            RaftPeerId leader = info.getLeaderId();
+            if (leader == null || info.isLeader()) {
+                return leader;
+            }
+            var role = info.getRoleInfoProto(); // a candidate (or a node not yet following) names none
+            return info.isFollower() && role.hasFollowerInfo() && role.getFollowerInfo().hasLeaderInfo()
+                    && role.getFollowerInfo().getLeaderInfo().getLastRpcElapsedTimeMs() < silentMs ? leader : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     /** The peers of the group's current configuration (voters and listeners), or none while it cannot be read. */
     java.util.Collection<org.apache.ratis.protocol.RaftPeer> peers() {
         try {

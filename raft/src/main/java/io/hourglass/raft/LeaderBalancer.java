@@ -105,11 +105,11 @@ final class LeaderBalancer implements AutoCloseable {
             if (!ignoreBackoff && now - lastFailedBalanceMs.getOrDefault(shard, 0L) < BALANCE_BACKOFF_MS) {
                 continue;
             }
-            String preferred = preferredLeader(shard, r.voterIds());
+            String preferred = preferredLeader(shard, r.handOver().voterIds());
             if (preferred == null || preferred.equals(nodeId)) {
                 continue;
             }
-            if (r.handOverTo(preferred, "spreading the shard leaderships")) {
+            if (r.handOver().to(preferred, "spreading the shard leaderships")) {
                 moved.add(new RaftHost.Move(shard, nodeId, preferred));
             } else {
                 lastFailedBalanceMs.put(shard, now);
@@ -131,7 +131,7 @@ final class LeaderBalancer implements AutoCloseable {
         }
         Set<String> first = null;
         for (RaftNode r : replicas) {
-            Set<String> voters = new HashSet<>(r.voterIds());
+            Set<String> voters = new HashSet<>(r.handOver().voterIds());
             if (first == null) {
                 first = voters;
             } else if (!first.equals(voters)) {

@@ -388,7 +388,7 @@ public final class RaftHost implements AutoCloseable {
 
     private List<String> otherVoters() {
         RaftNode r = replicas[0];
-        return r == null ? List.of() : r.otherVoters();
+        return r == null ? List.of() : r.handOver().otherVoters();
     }
 
     private String explainFailure(Throwable failure) {
@@ -401,7 +401,7 @@ public final class RaftHost implements AutoCloseable {
         if (!closing.get()) {
             for (RaftNode r : replicas) {
                 if (r != null) {
-                    r.handOverWhileSkewed();
+                    r.handOver().whileSkewed();
                 }
             }
         }
@@ -505,7 +505,7 @@ public final class RaftHost implements AutoCloseable {
         List<Thread> handOvers = new ArrayList<>();
         for (RaftNode r : replicas) {
             if (r != null && r.isLeader()) {
-                Thread t = new Thread(r::handOverBeforeClose, "hourglass-hand-over-" + config.nodeId() + "-" + r.shardIndex());
+                Thread t = new Thread(r.handOver()::beforeClose, "hourglass-hand-over-" + config.nodeId() + "-" + r.shardIndex());
                 t.setDaemon(true);
                 t.start();
                 handOvers.add(t);

@@ -92,6 +92,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final ContactGuard contact;
     private final DiskGuard disk;
     private final PendingProposals pending;
+    private final ShardHandOver handOver;
 
     /**
      * A node of one shard, which makes, starts and closes its own {@link RaftHost}.
@@ -153,6 +154,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 this::grpcAddressOf, proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client,
                 () -> RaftClient.newBuilder().setProperties(host.properties).setParameters(transport.parameters), groupId);
+        this.handOver = new ShardHandOver(config, shard, membership, view, this::status, this::isLeader, host::closing);
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing,
                 stateMachine::downloadedFrom, membership);
         this.counters = new RaftCounters(leadership, watches, forwarder, host.clockWatch, leaderExit, transport.guard,
@@ -262,76 +264,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return host.failure();
     }
 
-    /** A leader whose clock is off hands its leadership over (each verdict of {@link ClockWatch} while skewed). */
-    void handOverWhileSkewed() {
-        if (!host.closing() && isLeader()) {
-            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.electionTimeoutMax(),
-                    "clock off the others'");
-        }
-    }
-
-    List<String> otherVoters() {
-        return view.peers().stream().map(p -> p.getId().toString()).filter(id -> !id.equals(config.nodeId())).toList();
-    }
-
-    /** The ids of the voters of this shard's current configuration. */
-    List<String> voterIds() {
-        return view.peers().stream().map(p -> p.getId().toString()).toList();
-    }
-
-    /**
-     * Hands this shard's leadership to {@code peerId} when it is caught up (applied all but
-     * {@link #READY_MAX_LAG} of the commit index) and answered within the minimum election timeout;
-     * returns whether it leads now. Never throws.
-     */
-    boolean handOverTo(String peerId, String why) {
-        Status s = status();
-        Long match = s.followerMatchIndex().get(peerId);
-        Long contact = s.followerLastContactMs().get(peerId);
-        if (match == null || contact == null || match < s.commitIndex() - READY_MAX_LAG
-                || contact >= config.electionTimeoutMin().toMillis()) {
-            return false;
-        }
-        try {
-            membership.transferLeadership(peerId, config.electionTimeoutMax());
-            LOG.info("{}: {}: handed shard {}'s leadership to {}", config.nodeId(), why, shard, peerId);
-            return true;
-        } catch (IOException | RuntimeException e) {
-            LOG.info("{}: {}: could not hand shard {}'s leadership to {}: {}", config.nodeId(), why, shard, peerId,
-                    e.toString());
-            return false;
-        }
-    }
-
-    /**
-     * Before {@code id} leaves this shard's group: when it leads the shard, its leadership goes to
-     * another voter first (this node when it is one), so the group never commits a configuration
-     * without its own leader. A transfer that fails is left to the removal (Ratis steps the leader down).
-     */
-    void moveLeadershipOff(String id) {
-        if (!id.equals(status().leaderId())) {
-            return;
-        }
-        String to = voterIds().stream().filter(v -> !v.equals(id)).sorted((a, b) -> a.equals(config.nodeId()) ? -1
-                : b.equals(config.nodeId()) ? 1 : a.compareTo(b)).findFirst().orElse(null);
-        if (to == null) {
-            return;
-        }
-        try {
-            membership.transferLeadership(to, config.electionTimeoutMax().multipliedBy(2));
-            LOG.info("{}: shard {}: moved the leadership from {} to {} before removing {}", config.nodeId(), shard, id, to, id);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("{}: shard {}: could not move the leadership off {} before removing it: {}", config.nodeId(), shard,
-                    id, e.toString());
-        }
-    }
-
-    /** A leader about to close hands its leadership over first; see {@link Membership#handOver}. */
-    void handOverBeforeClose() {
-        if (!config.handOverTimeout().isZero() && !host.closing() && isLeader()) {
-            membership.handOver(status(), config.electionTimeoutMin().toMillis(), config.handOverTimeout(),
-                    shard == 0 ? "closing" : "closing, shard " + shard);
-        }
+    /** How this shard's leadership is given away ({@link ShardHandOver}). */
+    ShardHandOver handOver() {
+        return handOver;
     }
 
     /** Ratis' follower append chain, for tests ({@link AppendChain}). */
@@ -364,9 +299,15 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 + host.failureReason().orElse("its store failed") + "; try another server", host.failure().orElse(null));
     }
 
+    /**
+     * The leader's client address, while it is live to this node: a follower that has not heard from
+     * its leader for 3/4 of {@code raft.electionTimeoutMin} (heartbeats come every half of it) names
+     * none, so that clients try another server instead of being sent to a leader that is dead, paused
+     * or cut off (followers may take up to {@code raft.electionTimeoutMax} to replace it).
+     */
     @Override
     public String leaderHint() {
-        RaftPeerId leader = view.leaderId();
+        RaftPeerId leader = view.liveLeaderId(config.electionTimeoutMin().toMillis() * 3 / 4);
         return leader == null ? null : grpcAddressOf(leader.toString());
     }
 

@@ -3,7 +3,6 @@ package io.hourglass.server.console;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.hourglass.client.HourglassClient;
 import io.hourglass.client.Message;
@@ -19,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,12 +28,7 @@ import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.logging.LogEntry;
-import org.openqa.selenium.logging.LogType;
-import org.openqa.selenium.logging.LoggingPreferences;
 
 /**
  * The web console in a real browser: headless Chromium (Debian's {@code chromium} and
@@ -45,13 +38,10 @@ import org.openqa.selenium.logging.LoggingPreferences;
  * the console deletes it; a room shows its members and its barrier latencies. Screenshots of each
  * page go to {@code target/console-screenshots} (the README's come from there).
  *
- * <p>Needs {@code /usr/bin/chromium} and {@code /usr/bin/chromedriver} ({@code .ci/run} installs
- * them); {@code -Dconsole.browser=false} skips it on a machine without them.
+ * <p>Runs in {@link HeadlessChromium}.
  */
 @Timeout(300)
 class ConsoleBrowserTest {
-    private static final Path CHROMIUM = Path.of(System.getProperty("console.chromium", "/usr/bin/chromium"));
-    private static final Path DRIVER = Path.of(System.getProperty("console.chromedriver", "/usr/bin/chromedriver"));
     private static final int BULK_TOPICS = 10_000;
     private static final int SCHEDULED = 30;
     private static final int DUE_NOW = 5;
@@ -66,24 +56,12 @@ class ConsoleBrowserTest {
 
     @BeforeAll
     static void start() throws Exception {
-        assumeFalse("false".equals(System.getProperty("console.browser")), "off with -Dconsole.browser=false");
-        assertTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER), "the console test needs " + CHROMIUM
-                + " and " + DRIVER + " (apt-get install chromium chromium-driver), or -Dconsole.browser=false");
+        browser = HeadlessChromium.start();
         cluster = TestCluster.start(dir.resolve("cluster"), 3, Map.of());
         cluster.awaitLeader();
         client = HourglassClient.builder().servers(cluster.targetList()).build();
         seed();
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                "--disable-gpu", "--no-first-run");
-        LoggingPreferences logs = new LoggingPreferences();
-        logs.enable(LogType.BROWSER, Level.ALL);
-        options.setCapability("goog:loggingPrefs", logs);
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
-                .usingAnyFreePort().build();
-        browser = new ChromeDriver(service, options);
-        base = "http://127.0.0.1:" + cluster.node(2).httpPort() + "/"; // a follower's console works as well
+        base = "http://127.0.0.1:" + cluster.node(2).httpPort() + "/"; // any node serves the console
     }
 
     /** 10 000 topics of one scheduled message, a topic with a timeline and a consumer group, a room with two members. */
@@ -170,8 +148,7 @@ class ConsoleBrowserTest {
     }
 
     private static void assertNoConsoleErrors(String page) {
-        List<LogEntry> severe = browser.manage().logs().get(LogType.BROWSER).getAll().stream()
-                .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue()).toList();
+        List<LogEntry> severe = HeadlessChromium.errors(browser);
         assertTrue(severe.isEmpty(), page + ": console errors " + severe);
     }
 

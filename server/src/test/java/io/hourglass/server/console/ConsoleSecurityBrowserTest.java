@@ -4,7 +4,6 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.hourglass.server.security.TestCertificates;
 import io.hourglass.server.testing.TestNode;
@@ -12,11 +11,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,12 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.logging.LogEntry;
-import org.openqa.selenium.logging.LogType;
-import org.openqa.selenium.logging.LoggingPreferences;
 
 /**
  * The console of a node with security on (TLS on every port, tokens): the page loads without a
@@ -39,8 +31,6 @@ import org.openqa.selenium.logging.LoggingPreferences;
  */
 @Timeout(180)
 class ConsoleSecurityBrowserTest {
-    private static final Path CHROMIUM = Path.of(System.getProperty("console.chromium", "/usr/bin/chromium"));
-    private static final Path DRIVER = Path.of(System.getProperty("console.chromedriver", "/usr/bin/chromedriver"));
 
     @TempDir
     static Path dir;
@@ -50,22 +40,11 @@ class ConsoleSecurityBrowserTest {
 
     @BeforeAll
     static void start() throws Exception {
-        assumeFalse("false".equals(System.getProperty("console.browser")), "off with -Dconsole.browser=false");
-        assertTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER), "the console test needs " + CHROMIUM
-                + " and " + DRIVER + " (apt-get install chromium chromium-driver), or -Dconsole.browser=false");
+        // The test CA is not in the browser's store; the HTTP client below checks the chain instead.
+        browser = HeadlessChromium.start("--ignore-certificate-errors");
         certs = TestCertificates.make(dir.resolve("certs"), "admin");
         node = TestNode.start(dir.resolve("n1"), certs.nodeSettings());
         await().atMost(Duration.ofSeconds(60)).until(node::leads);
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM.toFile());
-        // The test CA is not in the browser's store; the HTTP client below checks the chain instead.
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--no-first-run", "--ignore-certificate-errors", "--window-size=1400,1000");
-        LoggingPreferences logs = new LoggingPreferences();
-        logs.enable(LogType.BROWSER, Level.ALL);
-        options.setCapability("goog:loggingPrefs", logs);
-        browser = new ChromeDriver(new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
-                .usingAnyFreePort().build(), options);
     }
 
     @AfterAll
@@ -122,8 +101,7 @@ class ConsoleSecurityBrowserTest {
         assertTrue(browser.findElement(By.cssSelector("#content table")).getText().contains(node.id()));
         assertFalse(visible("banner"), "no open-cluster banner when security is on");
 
-        List<LogEntry> errors = browser.manage().logs().get(LogType.BROWSER).getAll().stream()
-                .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+        List<LogEntry> errors = HeadlessChromium.errors(browser).stream()
                 .filter(e -> !e.getMessage().contains("401")) // the refused calls before signing in
                 .toList();
         assertTrue(errors.isEmpty(), "console errors " + errors);
