@@ -43,6 +43,9 @@ final class ContactGuard implements AutoCloseable {
     private volatile boolean everInTouch;
     /** Why proposals fail at once, or null while in touch. */
     private volatile String refusal;
+    /** Told true when this node finds itself cut off, false when it is in touch again (ticker thread). */
+    private final java.util.List<java.util.function.Consumer<Boolean>> cutOffListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * @param outOfTouchNow why this node is not in touch at this moment (see above), or null
@@ -79,6 +82,20 @@ final class ContactGuard implements AutoCloseable {
         }
     }
 
+    void addCutOffListener(java.util.function.Consumer<Boolean> listener) {
+        cutOffListeners.add(listener);
+    }
+
+    private void cutOff(boolean value) {
+        for (var l : cutOffListeners) {
+            try {
+                l.accept(value);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: a cut-off listener failed", nodeId, e);
+            }
+        }
+    }
+
     /** Null when a proposal may go ahead, else the UNAVAILABLE it fails with at once. */
     UnavailableException refusal() {
         String r = refusal;
@@ -103,6 +120,7 @@ final class ContactGuard implements AutoCloseable {
                 if (refusal != null) {
                     LOG.info("{}: in touch with a quorum again; proposals go ahead", nodeId);
                     refusal = null;
+                    cutOff(false);
                 }
                 return;
             }
@@ -114,6 +132,7 @@ final class ContactGuard implements AutoCloseable {
                 if (refusal != null) {
                     LOG.info("{}: a majority is reachable again; proposals wait for the leader", nodeId);
                     refusal = null;
+                    cutOff(false);
                 }
                 return; // an election will give the reachable majority a leader: wait for it
             }
@@ -128,7 +147,11 @@ final class ContactGuard implements AutoCloseable {
                     LOG.info("{}: no quorum reachable yet ({}): refusing proposals until there is", nodeId, why);
                 }
             }
+            boolean news = refusal == null && everInTouch;
             refusal = text;
+            if (news) {
+                cutOff(true);
+            }
             for (CompletableFuture<?> p : pending) {
                 p.completeExceptionally(new UnavailableException(text, null));
             }

@@ -181,6 +181,16 @@ public final class RaftNode implements Replicator, AutoCloseable {
     }
 
     /**
+     * Registers what to do when this node finds itself cut off from the cluster (out of touch and
+     * no majority reachable: {@link ContactGuard}; {@code true}) and when it is in touch again
+     * ({@code false}). A leader cut off this way is deposed already, though Ratis may name it
+     * leader for another second or two; work only a leader does should stop now.
+     */
+    public void addCutOffListener(Consumer<Boolean> listener) {
+        contact.addCutOffListener(listener);
+    }
+
+    /**
      * Registers what to do once this node stopped its Raft server after a store failure (see
      * {@link FailStop}); called on the thread that stopped it, after the stop.
      */
@@ -307,6 +317,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
      */
     @Override
     public String leaderHint() {
+        if (contact.refusal() != null) {
+            return null; // cut off: whatever it last knew is no guide
+        }
         RaftPeerId leader = view.liveLeaderId(config.electionTimeoutMin().toMillis() * 3 / 4);
         return leader == null ? null : grpcAddressOf(leader.toString());
     }

@@ -1,5 +1,6 @@
 package io.hourglass.raft;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -71,5 +72,28 @@ class ContactGuardTest {
         why.set(null);
         advanceMs(100);
         assertNull(guard.refusal(), "in touch again");
+    }
+
+    @Test
+    void listenersHearOnceWhenTheNodeIsCutOffAndOnceWhenItIsInTouchAgain() {
+        java.util.List<Boolean> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        guard.addCutOffListener(heard::add);
+        why.set(null);
+        advanceMs(100); // in touch once: what follows is news
+        why.set("leading, but only 1 of 3 voters answered within 250 ms");
+        for (int i = 0; i < 10; i++) {
+            advanceMs(100);
+        }
+        assertEquals(java.util.List.of(true), heard, "told once, however long it lasts");
+        reachable.set(true);
+        advanceMs(100);
+        assertEquals(java.util.List.of(true, false), heard, "a majority reachable again");
+        reachable.set(false);
+        for (int i = 0; i < 3; i++) {
+            advanceMs(100);
+        }
+        why.set(null);
+        advanceMs(100);
+        assertEquals(java.util.List.of(true, false, true, false), heard, "cut off again, then in touch");
     }
 }

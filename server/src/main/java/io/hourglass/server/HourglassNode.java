@@ -11,6 +11,7 @@ import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftHost;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.server.shard.EngineLeadership;
 import io.hourglass.server.shard.Shards;
 import java.util.ArrayList;
 import io.hourglass.raft.disk.FreeSpace;
@@ -125,11 +126,12 @@ public final class HourglassNode implements AutoCloseable {
                     config.limits().maxBatchBytes());
             DeliveryEngine shardEngine = new DeliveryEngine(config.delivery(), shardStore, shardRaft, clock);
             applier.addListener(shardEngine);
-            shardRaft.addLeadershipListener(change -> shardEngine.setLeading(change.leading()));
             // Each shard's rooms: their gates and sessions run on that shard's leader.
             RoomEngine shardRooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
             applier.addListener(shardRooms);
-            shardRaft.addLeadershipListener(change -> shardRooms.setLeading(change.leading()));
+            EngineLeadership engines = new EngineLeadership(List.of(shardEngine::setLeading, shardRooms::setLeading));
+            shardRaft.addLeadershipListener(change -> engines.leading(change.leading()));
+            shardRaft.addCutOffListener(engines::cutOff);
             if (i == 0) {
                 store = shardStore;
                 raft = shardRaft;
