@@ -196,16 +196,23 @@ case $cmd in
   rolling-restart)
     n=$(size); i=1
     while [ "$i" -le "$n" ]; do
-      if is_leader "$i"; then
-        # A planned stop moves the leadership first (about 50 ms without a failed publish) rather
-        # than leave the followers to notice the leader gone (a few hundred ms).
+      # A planned stop moves the leadership first (about 50 ms without a failed publish) rather
+      # than leave the followers to notice the leader gone (a few hundred ms). A transfer can lose
+      # to an election that a restart just set off: ask again while n$i still leads, 3 times at most.
+      attempt=1
+      while is_leader "$i"; do
         j=$((i % n + 1))
-        if hg_cli cluster transfer-leader "n$j" >/dev/null; then
+        if hg_cli cluster transfer-leader "n$j" >/dev/null 2>&1; then
           echo "moved the leadership from n$i to n$j"
-        else
-          echo "local-cluster: could not move the leadership off n$i; stopping it anyway" >&2
+          break
         fi
-      fi
+        if [ "$attempt" -ge 3 ]; then
+          echo "local-cluster: could not move the leadership off n$i; stopping it anyway" >&2
+          break
+        fi
+        attempt=$((attempt + 1))
+        wait_until 30 "a leader" leader_known
+      done
       stop_node "$i"
       start_node "$i"
       wait_until 90 "n$i to be ready" ready "$i"
