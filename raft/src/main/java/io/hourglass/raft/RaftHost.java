@@ -8,7 +8,6 @@ import io.hourglass.core.config.ConfigException;
 import io.hourglass.raft.disk.CorruptRaftLogException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -68,8 +67,6 @@ public final class RaftHost implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftHost.class);
     /** The most shards a cluster may have: each costs a handful of threads on every node. */
     public static final int MAX_SHARDS = 64;
-    /** The file in the data directory that records the shard count the node was created with. */
-    static final String SHARDS_FILE = "shards";
 
     private final RaftConfig config;
     private final RaftPeerId selfId;
@@ -262,7 +259,7 @@ public final class RaftHost implements AutoCloseable {
                 throw new IllegalStateException("shard " + i + " has no replica; addShard every shard before start");
             }
         }
-        checkShardCount();
+        ShardCountFile.check(config.storageDir(), replicas.length);
         for (RaftNode r : replicas) {
             r.checkLog();
         }
@@ -288,30 +285,6 @@ public final class RaftHost implements AutoCloseable {
         }
         LOG.info("{}: raft server started on port {} with {} shard group(s), peers {}", config.nodeId(),
                 config.raftPort(), replicas.length, initialPeers);
-    }
-
-    /**
-     * Records the shard count at a node's first start and refuses a start with another: the topics'
-     * shards would change under the data.
-     */
-    private void checkShardCount() throws IOException {
-        Path data = config.storageDir().toAbsolutePath().getParent();
-        Path file = data.resolve(SHARDS_FILE);
-        if (Files.exists(file)) {
-            String recorded = Files.readString(file, StandardCharsets.UTF_8).trim();
-            if (!recorded.equals(Integer.toString(replicas.length))) {
-                throw new ConfigException("the data directory " + data + " was created with cluster.shards=" + recorded
-                        + ", this start asks for " + replicas.length + "; a cluster's shard count cannot change");
-            }
-            return;
-        }
-        boolean existing = Files.isDirectory(config.storageDir().resolve(groupId(0).getUuid().toString()));
-        if (existing && replicas.length != 1) {
-            throw new ConfigException("the data directory " + data + " holds a cluster created with cluster.shards=1, "
-                    + "this start asks for " + replicas.length + "; a cluster's shard count cannot change");
-        }
-        Files.createDirectories(data);
-        Files.writeString(file, replicas.length + "\n", StandardCharsets.UTF_8);
     }
 
     /** Creates, on this new node, each shard group it does not hold yet, with the configured voters. */
@@ -397,14 +370,8 @@ public final class RaftHost implements AutoCloseable {
     }
 
     /** A leader whose clock is off hands each shard it leads over (each verdict of {@link ClockWatch} while skewed). */
-    private void handOverWhileSkewed() {
-        if (!closing.get()) {
-            for (RaftNode r : replicas) {
-                if (r != null) {
-                    r.handOver().whileSkewed();
-                }
-            }
-        }
+    private void handOverWhileSkewed() { // each hand-over checks that the host is not closing
+        java.util.Arrays.stream(replicas).filter(java.util.Objects::nonNull).forEach(r -> r.handOver().whileSkewed());
     }
 
     /**
