@@ -142,11 +142,11 @@ final class RestartedLeaderCatchUpTest {
     }
 
     private static OptionalLong firstLogIndex(Path dataDir) {
-        Path ratis = dataDir.resolve("ratis");
+        Path ratis = SegmentFiles.shardZeroGroupDir(dataDir); // not the metadata group's, whose log stays short
         if (!Files.isDirectory(ratis)) {
             return OptionalLong.empty();
         }
-        try (Stream<Path> files = Files.walk(ratis, 3)) {
+        try (Stream<Path> files = Files.walk(ratis, 2)) {
             return files.map(p -> SEGMENT.matcher(p.getFileName().toString()))
                     .filter(Matcher::matches)
                     .mapToLong(m -> Long.parseLong(m.group(1)))

@@ -32,16 +32,23 @@ public final class SegmentFiles {
         this.current = current;
     }
 
-    /** The segments of the node whose data directory is {@code dataDir}; fails if it has no group yet. */
+    /**
+     * The segments of event shard 0's group (not the metadata group's) of the node whose data
+     * directory is {@code dataDir}; fails if it has no such group yet.
+     */
     public static SegmentFiles of(Path dataDir) {
-        Path ratis = dataDir.resolve("ratis");
-        try (Stream<Path> groups = Files.list(ratis)) {
-            Path group = groups.filter(p -> Files.isDirectory(p.resolve("current"))).findFirst()
-                    .orElseThrow(() -> new IllegalStateException("no Raft group directory in " + ratis));
-            return new SegmentFiles(group.resolve("current"));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        Path group = shardZeroGroupDir(dataDir);
+        if (!Files.isDirectory(group.resolve("current"))) {
+            throw new IllegalStateException("no Raft group directory of shard 0 in " + group.getParent());
         }
+        return new SegmentFiles(group.resolve("current"));
+    }
+
+    /** Where the node whose data directory is {@code dataDir} keeps event shard 0's Raft group. */
+    public static Path shardZeroGroupDir(Path dataDir) {
+        String id = java.util.UUID.nameUUIDFromBytes("hourglass-events-0".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .toString();
+        return dataDir.resolve("ratis").resolve(id);
     }
 
     Path directory() {

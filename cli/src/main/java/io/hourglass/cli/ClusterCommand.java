@@ -61,7 +61,10 @@ final class ClusterCommand implements Callable<Integer> {
                     + "lag (leader's commit index minus the member's applied index), up, raftAddress, "
                     + "lastContactMs (as the leader sees it, -1 unknown), leader (true for the leader). "
                     + "role, term and the indexes are null for a member that is down.",
-                "Shard 0's leader and whether every shard has a leader and a majority answered go to stderr."})
+                "With --metadata, one record per member of the metadata group instead (peer registry, security state, "
+                        + "membership; shard \"meta\").",
+                "Shard 0's leader, the metadata group's, and whether every group has a leader and a majority answered "
+                        + "go to stderr."})
     static final class Status implements Callable<Integer> {
         static final List<Column> COLUMNS = List.of(
                 Column.text("id", "ID"),
@@ -84,20 +87,34 @@ final class ClusterCommand implements Callable<Integer> {
         @Spec
         private CommandSpec spec;
 
+        @picocli.CommandLine.Option(names = "--metadata",
+                description = "Print the metadata group's members instead of the event shards' (a cluster created "
+                        + "before the metadata group has none: its shard 0 holds the metadata).")
+        private boolean metadata;
+
         @Override
         public Integer call() {
             ClusterStatusResponse[] status = new ClusterStatusResponse[1];
             int code = AdminSupport.print(group.root, spec, COLUMNS, admin -> {
                 status[0] = admin.clusterStatus();
                 List<Map<String, Object>> records = new ArrayList<>();
-                for (MemberStatus m : status[0].getMembersList()) {
-                    records.add(record(m, status[0].getLeaderId()));
+                for (MemberStatus m : metadata ? status[0].getMetadataMembersList() : status[0].getMembersList()) {
+                    Map<String, Object> record = record(m, status[0].getLeaderId());
+                    if (metadata) {
+                        record.put("shard", "meta");
+                    }
+                    records.add(record);
                 }
                 return records;
             });
             ClusterStatusResponse s = status[0];
+            if (s == null) {
+                return code;
+            }
+            String meta = s.getMetadataMembersCount() == 0 ? ""
+                    : ", metadata leader: " + (s.getMetadataLeaderId().isEmpty() ? "none" : s.getMetadataLeaderId());
             spec.commandLine().getErr().println("leader: " + (s.getLeaderId().isEmpty() ? "none" : s.getLeaderId())
-                    + ", quorum: " + (s.getHasQuorum() ? "yes" : "NO"));
+                    + meta + ", quorum: " + (s.getHasQuorum() ? "yes" : "NO"));
             spec.commandLine().getErr().flush();
             return code;
         }

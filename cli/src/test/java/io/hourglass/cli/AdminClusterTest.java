@@ -89,6 +89,21 @@ class AdminClusterTest {
     }
 
     @Test
+    void clusterStatusShowsTheMetadataGroup() throws Exception {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            List<JsonNode> members = json("cluster", "status", "--metadata");
+            assertEquals(3, members.size(), members.toString());
+            assertEquals(1, members.stream().filter(m -> m.get("leader").asBoolean()).count(), members.toString());
+            assertTrue(members.stream().allMatch(m -> m.get("shard").asText().equals("meta") && m.get("up").asBoolean()),
+                    members.toString());
+            Cli.Result r = run("cluster", "status");
+            String leader = members.stream().filter(m -> m.get("leader").asBoolean()).findFirst().orElseThrow()
+                    .get("id").asText();
+            assertTrue(r.err().contains("metadata leader: " + leader), r.err());
+        });
+    }
+
+    @Test
     void topicCommandsSeeThePublishedMessages() throws Exception {
         List<JsonNode> topics = json("topic", "list");
         assertTrue(topics.stream().anyMatch(t -> t.get("topic").asText().equals("orders")), topics.toString());

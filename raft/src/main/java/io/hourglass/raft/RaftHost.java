@@ -7,17 +7,14 @@ import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.config.ConfigException;
 import io.hourglass.raft.disk.CorruptRaftLogException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,15 +29,15 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.StateMachine;
 import org.apache.ratis.thirdparty.io.grpc.Attributes;
 import org.apache.ratis.thirdparty.io.grpc.ServerTransportFilter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's Raft side: the one Ratis server that holds all of this node's groups — one per event
- * shard, {@code hourglass-events-0} to {@code hourglass-events-(N-1)} — and what they share: the Raft
+ * One node's Raft side: the one Ratis server that holds all of this node's groups — the metadata
+ * group ({@code hourglass-metadata}: peer registry, security state) and one per event shard,
+ * {@code hourglass-events-0} to {@code hourglass-events-(N-1)} ({@link GroupSlots}) — and what they share: the Raft
  * port with its transport security and the services next to Ratis' own (checkpoints, clock, log
  * ends, each asked for a shard), the clock watch, the free-space watch and the fail-stop. Each
  * shard's replica is a {@link RaftNode}, added with {@link #addShard} before {@link #start()}.
@@ -48,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   RaftHost ── RaftServer (Ratis; one division per shard) ── PeerTransport (port, TLS, extra services)
  *      │         ClockWatch, FailStop, free-space watch (shard 0's DiskGuard)
- *      └── RaftNode shard 0 … RaftNode shard N-1   (state machine, leadership, forwarder, watches)
+ *      └── RaftNode metadata, RaftNode shard 0 … shard N-1   (state machine, leadership, forwarder, watches)
  * </pre>
  *
  * <p>The shard count is fixed when a node's data directory is created: it is written to
@@ -59,7 +56,8 @@ import org.slf4j.LoggerFactory;
  * <p>A new node creates shard 0's group through the server builder and the other shards' groups
  * through Ratis' group management right after the server starts; a restarted node recovers them
  * all from its storage; a joining node creates none (the cluster adds it to each,
- * {@link #addVoter}). Membership changes go to every shard's group, shard 0's first.
+ * {@link #addVoter}). Membership changes go to every group, the metadata group's first. A cluster
+ * created before the metadata group ({@link #hasMetadataGroup()}) keeps its metadata in shard 0.
  *
  * <p>Lifecycle: construct, {@link #addShard} for every shard, {@link #start()}, {@link #close()}.
  */
@@ -77,9 +75,8 @@ public final class RaftHost implements AutoCloseable {
     final FailStop failStop;
     final RaftProperties properties;
     private final RaftServer server;
-    private final RaftNode[] replicas;
-    /** Each shard's replica once made, for the state machine registry. */
-    private final CompletableFuture<RaftNode>[] registered;
+    /** The replicas: one per event shard, and the metadata group's when the cluster has one. */
+    private final GroupSlots slots;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong callIds = new AtomicLong();
@@ -90,22 +87,23 @@ public final class RaftHost implements AutoCloseable {
     /**
      * @param shards        the cluster's shard count ({@code cluster.shards}), 1 to {@link #MAX_SHARDS}
      * @param maxEntryBytes the largest command accepted (larger ones fail INVALID_ARGUMENT)
+     * @param metadataGroup whether a new cluster gets a metadata group ({@code cluster.metadataGroup}); a
+     *                      data directory keeps what it was created with ({@link #hasMetadataGroup()})
      */
-    public RaftHost(RaftConfig config, String advertisedHost, int grpcPort, Clock clock, int maxEntryBytes, int shards)
-            throws IOException {
+    public RaftHost(RaftConfig config, String advertisedHost, int grpcPort, Clock clock, int maxEntryBytes, int shards,
+                    boolean metadataGroup) throws IOException {
         if (shards < 1 || shards > MAX_SHARDS) {
             throw new ConfigException("cluster.shards must be between 1 and " + MAX_SHARDS + ", not " + shards);
         }
         this.config = config;
         this.maxEntryBytes = maxEntryBytes;
         this.selfId = RaftPeerId.valueOf(config.nodeId());
-        this.replicas = new RaftNode[shards];
-        @SuppressWarnings("unchecked")
-        CompletableFuture<RaftNode>[] futures = new CompletableFuture[shards];
-        for (int i = 0; i < shards; i++) {
-            futures[i] = new CompletableFuture<>();
+        boolean withMeta = ShardCountFile.metadataGroup(config.storageDir(), metadataGroup);
+        if (metadataGroup && !withMeta) {
+            LOG.info("{}: the data directory was created before the metadata group: the peer registry and the security "
+                    + "state stay in shard 0", config.nodeId());
         }
-        this.registered = futures;
+        this.slots = new GroupSlots(config.nodeId(), shards, withMeta);
         this.balancer = new LeaderBalancer(config.nodeId(), this::replicas, closing::get);
         this.initialPeers = config.voters(advertisedHost, grpcPort).stream()
                 .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress()).build())
@@ -123,27 +121,59 @@ public final class RaftHost implements AutoCloseable {
                 .setGroup(config.join() ? null : RaftGroup.valueOf(groupId(0), initialPeers))
                 .setProperties(properties)
                 .setParameters(transport.parameters)
-                .setStateMachineRegistry(this::stateMachineOf)
+                .setStateMachineRegistry(slots::stateMachineOf)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
     }
 
-    /** The Raft group of event shard {@code shard}; shard 0's is the group of a cluster from before shards. */
+    /** The index that names the metadata group where a shard's index would ({@link #addMetadata}, {@link #shardDir}). */
+    public static final int METADATA = GroupSlots.META;
+
+    /**
+     * The Raft group of event shard {@code shard} (shard 0's is the group of a cluster from before
+     * shards), or of the metadata group for {@link #METADATA}.
+     */
     public static RaftGroupId groupId(int shard) {
-        return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("hourglass-events-" + shard).getBytes(StandardCharsets.UTF_8)));
+        return GroupSlots.groupId(shard);
     }
 
     /**
      * Where shard {@code shard} keeps a directory that shard 0 keeps at {@code dir}: {@code dir} itself
-     * for shard 0 (so a node from before shards finds its files), {@code dir-<shard>} for the others.
+     * for shard 0 (so a node from before shards finds its files), {@code dir-<shard>} for the others,
+     * {@code dir-meta} for the metadata group ({@link #METADATA}).
      */
     public static Path shardDir(Path dir, int shard) {
-        return shard == 0 ? dir : dir.resolveSibling(dir.getFileName() + "-" + shard);
+        return GroupSlots.dir(dir, shard);
     }
 
     /** The shard count of this host. */
     public int shards() {
-        return replicas.length;
+        return slots.shardCount();
+    }
+
+    /**
+     * Whether this node runs a metadata group next to its event shards: a cluster created with
+     * {@code cluster.metadataGroup=true} (the default) does; one created before the metadata group
+     * keeps the peer registry and the security state in shard 0.
+     */
+    public boolean hasMetadataGroup() {
+        return slots.withMeta();
+    }
+
+    /**
+     * Adds the replica of the metadata group (when {@link #hasMetadataGroup()}), which applies its
+     * committed commands to {@code applier}'s store; call once, before {@link #start()}.
+     */
+    public synchronized RaftNode addMetadata(StateApplier applier, ProposalObserver proposals) throws IOException {
+        return new RaftNode(this, METADATA, applier, proposals); // registers itself
+    }
+
+    /**
+     * The replica that holds the peer registry and the security state and names the members: the
+     * metadata group's, or shard 0's in a cluster without one.
+     */
+    public RaftNode metadata() {
+        return slots.metadata();
     }
 
     /**
@@ -157,22 +187,23 @@ public final class RaftHost implements AutoCloseable {
     }
 
     /** Called by each replica's constructor, before it returns. */
-    synchronized void register(int shard, RaftNode replica) {
-        if (shard < 0 || shard >= replicas.length || replicas[shard] != null) {
-            throw new IllegalArgumentException("shard " + shard + " of " + replicas.length + " is not free");
-        }
-        replicas[shard] = replica;
-        registered[shard].complete(replica);
+    void register(int shard, RaftNode replica) {
+        slots.register(shard, replica);
     }
 
     /** The replica of {@code shard}. */
     public RaftNode shard(int shard) {
-        return replicas[shard];
+        return slots.shard(shard);
     }
 
-    /** Every shard's replica, shard 0 first. */
+    /** Every event shard's replica, shard 0 first. */
     public List<RaftNode> replicas() {
-        return List.of(replicas);
+        return slots.shards();
+    }
+
+    /** Every group's replica: the metadata group's first (when there is one), then every shard's. */
+    public List<RaftNode> groups() {
+        return slots.all();
     }
 
     RaftConfig config() {
@@ -200,38 +231,13 @@ public final class RaftHost implements AutoCloseable {
         return RaftGroup.valueOf(groupId(shard), initialPeers);
     }
 
-    /**
-     * The registry Ratis asks for a group's state machine; it may ask while the server is being built,
-     * before the replicas exist (it recovers the groups on disk on a thread of its own), so a known
-     * shard's answer waits for that shard's replica.
-     */
-    private StateMachine stateMachineOf(RaftGroupId id) {
-        for (int i = 0; i < replicas.length; i++) {
-            if (groupId(i).equals(id)) {
-                try {
-                    return registered[i].get(REGISTRY_WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS).stateMachine();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(config.nodeId() + ": interrupted waiting for shard " + i, e);
-                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                    throw new IllegalStateException(config.nodeId() + ": shard " + i + " has no replica", e);
-                }
-            }
-        }
-        throw new IllegalStateException(config.nodeId() + " has no shard for Raft group " + id + " (it runs "
-                + replicas.length + " shards: cluster.shards must be the same on every node)");
-    }
-
-    /** How long Ratis' recovery of a group waits for the shard's replica to be made. */
-    private static final long REGISTRY_WAIT_SECONDS = 60;
-
     private CheckpointServer checkpointServerOf(int shard) {
-        RaftNode r = shard >= 0 && shard < replicas.length ? replicas[shard] : null;
+        RaftNode r = slots.byIndex(shard);
         return r == null ? null : r.checkpointServer();
     }
 
     private LeaderExitWatch exitWatchOf(int shard) {
-        RaftNode r = shard >= 0 && shard < replicas.length ? replicas[shard] : null;
+        RaftNode r = slots.byIndex(shard);
         return r == null ? null : r.leaderExitWatch();
     }
 
@@ -239,10 +245,8 @@ public final class RaftHost implements AutoCloseable {
     private final class ExitFilter extends ServerTransportFilter {
         @Override
         public void transportTerminated(Attributes transportAttrs) {
-            for (RaftNode r : replicas) {
-                if (r != null) {
-                    r.leaderExitWatch().transportTerminated(transportAttrs);
-                }
+            for (RaftNode r : slots.all()) {
+                r.leaderExitWatch().transportTerminated(transportAttrs);
             }
         }
     }
@@ -254,19 +258,15 @@ public final class RaftHost implements AutoCloseable {
      * @throws CorruptRaftLogException when a log is damaged: the node must not run on it
      */
     public void start() throws IOException {
-        for (int i = 0; i < replicas.length; i++) {
-            if (replicas[i] == null) {
-                throw new IllegalStateException("shard " + i + " has no replica; addShard every shard before start");
-            }
-        }
-        ShardCountFile.check(config.storageDir(), replicas.length);
-        for (RaftNode r : replicas) {
+        slots.requireAll();
+        ShardCountFile.check(config.storageDir(), slots.shardCount(), slots.withMeta());
+        for (RaftNode r : slots.all()) {
             r.checkLog();
         }
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
-            Optional<CorruptRaftLogException> corrupt = replicas[0].corruptLogIn(e);
+            Optional<CorruptRaftLogException> corrupt = slots.shard(0).corruptLogIn(e);
             if (corrupt.isPresent()) {
                 throw corrupt.get();
             }
@@ -275,28 +275,28 @@ public final class RaftHost implements AutoCloseable {
         if (!config.join()) {
             createMissingGroups();
         }
-        replicas[0].watchFreeSpace(failStop, closing::get);
+        slots.shard(0).watchFreeSpace(failStop, closing::get);
         clockWatch.start();
-        for (RaftNode r : replicas) {
+        for (RaftNode r : slots.all()) {
             r.startWatches();
         }
-        if (replicas.length > 1) {
+        if (slots.shardCount() > 1) {
             balancer.start();
         }
-        LOG.info("{}: raft server started on port {} with {} shard group(s), peers {}", config.nodeId(),
-                config.raftPort(), replicas.length, initialPeers);
+        LOG.info("{}: raft server started on port {} with {} shard group(s){}, peers {}", config.nodeId(),
+                config.raftPort(), slots.shardCount(), slots.withMeta() ? " and a metadata group" : "", initialPeers);
     }
 
-    /** Creates, on this new node, each shard group it does not hold yet, with the configured voters. */
+    /** Creates, on this new node, each group it does not hold yet, with the configured voters. */
     private void createMissingGroups() throws IOException {
         Set<RaftGroupId> held = new HashSet<>();
         server.getGroupIds().forEach(held::add);
-        for (int i = 1; i < replicas.length; i++) {
-            if (!held.contains(groupId(i))) {
+        for (RaftGroupId id : slots.groupIds()) {
+            if (!held.contains(id)) {
                 RaftClientReply reply = server.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), selfId,
-                        callIds.incrementAndGet(), initialGroup(i)));
+                        callIds.incrementAndGet(), RaftGroup.valueOf(id, initialPeers)));
                 if (!reply.isSuccess()) {
-                    throw new IOException(config.nodeId() + ": creating the group of shard " + i + " failed: "
+                    throw new IOException(config.nodeId() + ": creating the Raft group " + id + " failed: "
                             + reply.getException());
                 }
             }
@@ -312,7 +312,7 @@ public final class RaftHost implements AutoCloseable {
     List<RaftNode.Member> addVoter(String id, String host, int raftPort) throws IOException {
         balancer.changeStarted();
         try {
-            return EveryShard.addVoter(List.of(replicas), id, host, raftPort, config.nodeId());
+            return EveryShard.addVoter(slots.all(), id, host, raftPort, config.nodeId());
         } finally {
             balancer.changeEnded();
         }
@@ -327,7 +327,7 @@ public final class RaftHost implements AutoCloseable {
     List<RaftNode.Member> removeVoter(String id) throws IOException {
         balancer.changeStarted();
         try {
-            return EveryShard.removeVoter(List.of(replicas), id);
+            return EveryShard.removeVoter(slots.all(), id);
         } finally {
             balancer.changeEnded();
         }
@@ -347,31 +347,31 @@ public final class RaftHost implements AutoCloseable {
         return balancer.rebalanceNow();
     }
 
-    /** A member's client (gRPC) address from the replicated peer registry, which shard 0's store holds. */
+    /** A member's client (gRPC) address from the replicated peer registry, in the metadata replica's store. */
     Optional<String> peerAddress(String peerId) {
-        RaftNode r = replicas[0];
+        RaftNode r = slots.metadata();
         return r == null ? Optional.empty() : r.store().peerAddress(peerId);
     }
 
-    /** A member's Raft {@code host:port}, from shard 0's configuration. */
+    /** A member's Raft {@code host:port}, from the metadata replica's configuration. */
     String raftAddressOf(String peerId) {
-        RaftNode r = replicas[0];
+        RaftNode r = slots.metadata();
         return r == null ? null : r.membership().raftAddressOf(peerId);
     }
 
     private List<String> otherVoters() {
-        RaftNode r = replicas[0];
+        RaftNode r = slots.metadata();
         return r == null ? List.of() : r.handOver().otherVoters();
     }
 
     private String explainFailure(Throwable failure) {
-        RaftNode r = replicas[0];
+        RaftNode r = slots.shard(0);
         return r == null ? "" : r.explainFailure(failure);
     }
 
     /** A leader whose clock is off hands each shard it leads over (each verdict of {@link ClockWatch} while skewed). */
     private void handOverWhileSkewed() { // each hand-over checks that the host is not closing
-        java.util.Arrays.stream(replicas).filter(java.util.Objects::nonNull).forEach(r -> r.handOver().whileSkewed());
+        slots.all().forEach(r -> r.handOver().whileSkewed());
     }
 
     /**
@@ -379,18 +379,14 @@ public final class RaftHost implements AutoCloseable {
      * and each shard's client, whose pending requests would retry against it, too.
      */
     private void stopAfterFailure(Throwable cause) {
-        for (RaftNode r : replicas) {
-            if (r != null) {
-                r.failPending();
-            }
+        for (RaftNode r : slots.all()) {
+            r.failPending();
         }
         if (!closing.get()) {
             try {
                 server.close();
-                for (RaftNode r : replicas) {
-                    if (r != null) {
-                        r.closeClients();
-                    }
+                for (RaftNode r : slots.all()) {
+                    r.closeClients();
                 }
                 LOG.info("{}: raft server stopped after the store failure", config.nodeId());
             } catch (IOException | RuntimeException e) {
@@ -438,9 +434,7 @@ public final class RaftHost implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        for (CompletableFuture<RaftNode> f : registered) {
-            f.completeExceptionally(new IllegalStateException(config.nodeId() + " is closing"));
-        }
+        slots.closeRegistry();
         RaftWarmUp w = warmUp;
         if (w != null) {
             w.close();
@@ -448,19 +442,15 @@ public final class RaftHost implements AutoCloseable {
         balancer.close();
         handOverAll();
         closing.set(true);
-        for (RaftNode r : replicas) {
-            if (r != null) {
-                r.closeBeforeServer();
-            }
+        for (RaftNode r : slots.all()) {
+            r.closeBeforeServer();
         }
         clockWatch.close();
         try {
             server.close();
         } finally {
-            for (RaftNode r : replicas) {
-                if (r != null) {
-                    r.closeAfterServer();
-                }
+            for (RaftNode r : slots.all()) {
+                r.closeAfterServer();
             }
             transport.close();
         }
@@ -470,8 +460,8 @@ public final class RaftHost implements AutoCloseable {
     /** Hands each led shard over at once, in parallel: a closing node's shards elect no later than one would. */
     private void handOverAll() {
         List<Thread> handOvers = new ArrayList<>();
-        for (RaftNode r : replicas) {
-            if (r != null && r.isLeader()) {
+        for (RaftNode r : slots.all()) {
+            if (r.isLeader()) {
                 Thread t = new Thread(r.handOver()::beforeClose, "hourglass-hand-over-" + config.nodeId() + "-" + r.shardIndex());
                 t.setDaemon(true);
                 t.start();
@@ -490,6 +480,6 @@ public final class RaftHost implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RaftHost[" + config.nodeId() + ", shards " + Arrays.stream(replicas).filter(r -> r != null).count() + "]";
+        return "RaftHost[" + config.nodeId() + ", shards " + slots.shardCount() + (slots.withMeta() ? " + metadata" : "") + "]";
     }
 }

@@ -30,8 +30,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node's replica of one event shard's Raft group: the {@link HourglassStateMachine} of that
- * shard's store, held in the node's {@link RaftHost}, through which this node proposes the shard's
+ * One node's replica of one Raft group — an event shard's, or the metadata group's (peer registry,
+ * security state) —: the {@link HourglassStateMachine} of that group's store, held in the node's {@link RaftHost}, through which this node proposes the shard's
  * commands ({@link Replicator}). A standalone node is a group of one; there is no other storage path.
  * A one-shard node may be made with the public constructor, which makes, starts and closes its own
  * host.
@@ -102,7 +102,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      */
     public RaftNode(RaftConfig config, String advertisedHost, int grpcPort, StateApplier applier, Clock clock,
                     int maxEntryBytes, ProposalObserver proposals) throws IOException {
-        this(new RaftHost(config, advertisedHost, grpcPort, clock, maxEntryBytes, 1), 0, applier, proposals, true);
+        this(new RaftHost(config, advertisedHost, grpcPort, clock, maxEntryBytes, 1, false), 0, applier, proposals, true);
     }
 
     /** Shard {@code shard}'s replica on {@code host} ({@link RaftHost#addShard}). */
@@ -120,7 +120,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.selfId = host.selfId();
         this.server = host.server();
         int maxEntryBytes = host.maxEntryBytes();
-        String label = shard == 0 ? config.nodeId() : config.nodeId() + "/" + shard;
+        String label = shard == 0 ? config.nodeId() : config.nodeId() + "/" + (shard == GroupSlots.META ? "meta" : shard);
         this.leadership = new LeadershipNotifier(label);
         this.store = applier.store();
         this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes), groupId);
@@ -147,7 +147,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.forwarder = new Forwarder(label, client.getClientRpc(), groupId, selfId, view::leaderId, view::peers,
                 this::submitToOwnDivision, config.electionTimeoutMin(), config.requestTimeout());
         leadership.addListener(change -> forwarder.leaderChanged());
-        if (!ownsHost && host.shards() > 1) {
+        if (!ownsHost && (host.shards() > 1 || shard == GroupSlots.META)) {
             leadership.addListener(this::openEmptyStore);
         }
         this.proposer = new Proposer(server, groupId, forwarder, selfId, maxEntryBytes, config.requestTimeout(),
@@ -405,7 +405,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return config.nodeId();
     }
 
-    /** The event shard this replica holds. */
+    /** The event shard this replica holds; {@link RaftHost#METADATA} for the metadata group's. */
     public int shardIndex() {
         return shard;
     }

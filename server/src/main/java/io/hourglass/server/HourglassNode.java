@@ -70,6 +70,8 @@ public final class HourglassNode implements AutoCloseable {
     private DeliveryEngine engine;
     private RoomEngine rooms;
     private RaftNode raft;
+    /** The replica of the metadata group, or shard 0's in a cluster without one. */
+    private RaftNode meta;
     private RaftHost raftHost;
     private Shards shards;
     private Server grpc;
@@ -100,13 +102,24 @@ public final class HourglassNode implements AutoCloseable {
         new FreeSpace(java.util.List.of(config.dataDir()), config.raft().minFreeDiskBytes()).requireAtStart();
         int shardCount = config.shards();
         raftHost = new RaftHost(config.raft(), config.host(), config.grpcPort(), clock,
-                config.limits().maxBatchBytes() + (64 << 10), shardCount);
+                config.limits().maxBatchBytes() + (64 << 10), shardCount, config.metadataGroup());
         stack.push("raft host", raftHost); // closed last of the shard parts (the stores after it)
         List<Shards.Shard> parts = new ArrayList<>();
         AccessControl access = null;
         SecurityRecords securityRecords = null;
         SecurityConfig security = config.security();
         String bootstrapToken = security.bootstrapTokenFile() == null ? null : readToken(security.bootstrapTokenFile());
+        RaftNode metaRaft = null;
+        if (raftHost.hasMetadataGroup()) { // the peer registry and the security state, apart from every topic
+            EventStore metaStore = EventStore.open(RaftHost.shardDir(config.dataDir().resolve("db"), RaftHost.METADATA));
+            stack.push("metadata store", metaStore);
+            securityRecords = new SecurityRecords(metaStore);
+            StateApplier applier = new StateApplier(metaStore, new RoomApplier(metaStore), new SecurityApplier(securityRecords));
+            access = new AccessControl(securityRecords, security.superUsers(), bootstrapToken);
+            applier.addListener(access.listener());
+            metaStore.addRestoreListener(access::reload);
+            metaRaft = raftHost.addMetadata(applier, metrics::recordPropose);
+        }
         for (int i = 0; i < shardCount; i++) {
             String suffix = shardCount == 1 ? "" : " " + i;
             EventStore shardStore = EventStore.open(RaftHost.shardDir(config.dataDir().resolve("db"), i));
@@ -114,7 +127,7 @@ public final class HourglassNode implements AutoCloseable {
             // The queue's commands are the seam's own; each further domain registers its applier here.
             SecurityRecords records = new SecurityRecords(shardStore);
             StateApplier applier = new StateApplier(shardStore, new RoomApplier(shardStore), new SecurityApplier(records));
-            if (i == 0) { // shard 0 holds the security state and the peer registry
+            if (i == 0 && metaRaft == null) { // without a metadata group, shard 0 holds the security state and peers
                 securityRecords = records;
                 access = new AccessControl(records, security.superUsers(), bootstrapToken);
                 applier.addListener(access.listener());
@@ -142,6 +155,7 @@ public final class HourglassNode implements AutoCloseable {
             parts.add(new Shards.Shard(i, shardStore, shardRaft, coalescer, shardEngine, shardRooms));
         }
         shards = new Shards(parts);
+        meta = metaRaft == null ? raft : metaRaft;
         for (Shards.Shard part : parts) { // a dead-letter topic on another shard: its copy goes there first
             part.engine().deadLetterRoute(topic -> {
                 Shards.Shard owner = shards.of(topic);
@@ -158,6 +172,9 @@ public final class HourglassNode implements AutoCloseable {
             metrics.bindPublishCoalescer((PublishCoalescer) part.publisher(), label);
             metrics.bind(part.engine(), part.raft(), label);
             metrics.bindPeers(part.raft(), otherPeers, label);
+        }
+        if (metaRaft != null) {
+            metrics.bindMetadata(metaRaft);
         }
         metrics.bindDueWithin(new DueWithin(shards.all().stream().map(Shards.Shard::store).toList(), clock));
         stack.push("metrics", metrics);
@@ -190,7 +207,7 @@ public final class HourglassNode implements AutoCloseable {
         // bootstrap token, which every node of a secured cluster holds.
         ClientCredentials peerCalls = security.clientTls() == null && bootstrapToken == null ? ClientCredentials.NONE
                 : new ClientCredentials(security.clientTls() != null, security.clientCaFile(), null, null, bootstrapToken);
-        AdminService admin = stack.push("admin service", new AdminService(raft, shards, validator, clock, self,
+        AdminService admin = stack.push("admin service", new AdminService(meta, shards, validator, clock, self,
                 ChannelFactory.secured(peerCalls), metrics::publishedTotal));
         RoomEngines roomEngines = new RoomEngines(shards.all().stream().map(Shards.Shard::rooms).toList(), shard -> {
             String hint = shards.get(shard).raft().leaderHint();
@@ -214,7 +231,7 @@ public final class HourglassNode implements AutoCloseable {
                 security.clientTls().reloadEvery(), false));
         List<BindableService> services = List.of(
                 new BrokerService(shards, validator, writer, metrics, streamLimits),
-                roomsService, admin, new SecurityService(raft, securityRecords, security.enabled()));
+                roomsService, admin, new SecurityService(meta, securityRecords, security.enabled()));
         // grpc.health.v1 answers what /readyz does, for each of these services and for the server ("").
         ReadinessHealth health = new ReadinessHealth(nodeId, this::readiness,
                 services.stream().map(s -> s.bindService().getServiceDescriptor().getName()).toList());
@@ -263,10 +280,16 @@ public final class HourglassNode implements AutoCloseable {
     }
 
     /**
-     * Ready when every shard is (see {@link RaftNode#readiness()}): a node that cannot serve one of
-     * its shards is not ready. Not ready names the first shard that is not.
+     * Ready when the metadata group and every shard are (see {@link RaftNode#readiness()}): a node
+     * that cannot serve one of them is not ready. Not ready names the first group that is not.
      */
     public io.hourglass.raft.Readiness readiness() {
+        if (meta != raft) {
+            io.hourglass.raft.Readiness m = meta.readiness();
+            if (!m.ready()) {
+                return new io.hourglass.raft.Readiness(false, "metadata group: " + m.detail());
+            }
+        }
         if (shards.count() == 1) {
             return raft.readiness();
         }
@@ -380,6 +403,11 @@ public final class HourglassNode implements AutoCloseable {
 
     public RaftNode raft() {
         return raft;
+    }
+
+    /** The replica that holds the peer registry and the security state ({@link RaftHost#metadata()}). */
+    public RaftNode metadata() {
+        return meta;
     }
 
     public DeliveryEngine engine() {

@@ -181,6 +181,22 @@ public final class NodeMetrics implements AutoCloseable {
         bindTags = Tags.empty();
     }
 
+    /**
+     * The metadata group's Raft meters (peer registry, security state), under names of their own so
+     * that no event shard's series changes.
+     */
+    void bindMetadata(RaftNode meta) {
+        gauge("hourglass.metadata.is.leader", "1 when this node leads the metadata group (peer registry, security "
+                + "state, membership changes)", meta, r -> r.isLeader() ? 1 : 0);
+        gauge("hourglass.metadata.raft.term", "The metadata group's current Raft term", meta, r -> r.status().term());
+        gauge("hourglass.metadata.raft.commit.index", "The metadata group's highest log index known committed", meta,
+                r -> r.status().commitIndex());
+        gauge("hourglass.metadata.raft.applied.index", "The metadata group's highest log index applied to its store",
+                meta, r -> r.status().appliedIndex());
+        FunctionCounter.builder("hourglass.metadata.raft.leader.changes", meta.counters(), RaftCounters::leaderChanges)
+                .description("Leadership changes of the metadata group this node saw").register(registry);
+    }
+
     /** The node's own meters, read through its first shard's replica. */
     private void bindNode(RaftNode raft) {
         Tags saved = bindTags;

@@ -88,7 +88,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private final java.time.Clock clock;
 
     /**
-     * @param raft shard 0's replica: membership, the peer registry and the cluster's status go through it
+     * @param raft the metadata replica ({@link io.hourglass.raft.RaftHost#metadata()}): membership and the peer
+     *             registry go through it; leadership transfers, snapshots and the cluster's leader are shard 0's
      * @param published messages this node took in through Publish (reported in its status)
      */
     public AdminService(RaftNode raft, Shards shards, PublishValidator validator, java.time.Clock clock,
@@ -99,13 +100,13 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         this.validator = validator;
         this.clock = clock;
         this.inspectors = shards.all().stream().map(s -> new TopicInspector(s.store(), s.engine(), clock)).toList();
-        this.cluster = new ClusterInspector(shards.all().stream().map(Shards.Shard::raft).toList(),
+        this.cluster = new ClusterInspector(raft, shards.all().stream().map(Shards.Shard::raft).toList(),
                 shards.all().stream().map(Shards.Shard::engine).toList(), published, selfAddress, peers);
     }
 
     @Override
     public void nodeStatus(NodeStatusRequest request, StreamObserver<NodeInfo> out) {
-        answer(out, () -> cluster.self(request.getShard()));
+        answer(out, () -> cluster.self(request));
     }
 
     @Override
@@ -134,9 +135,20 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     @Override
     public void removeNode(RemoveNodeRequest r, StreamObserver<MembershipResponse> out) {
         leader(out, raft, s -> s.removeNode(r), () -> {
-            if (r.getId().equals(raft.nodeId())) {
+            RaftNode first = shards.first().raft();
+            String leaderId = first.isLeader() ? first.nodeId() : java.util.Objects.toString(first.status().leaderId(), "");
+            if (r.getId().equals(leaderId) || (raft == first && r.getId().equals(raft.nodeId()))) {
                 throw new FailedPreconditionException(r.getId() + " is the leader; move leadership first "
                         + "(hourglass cluster transfer-leader OTHER_ID), then remove it");
+            }
+            if (r.getId().equals(raft.nodeId())) {
+                // The node to remove leads the metadata group, whose leadership no operator moves: it
+                // hands it to the shards' leader (or another voter) and asks that node.
+                String to = raft.members().stream().map(RaftNode.Member::id).filter(id -> !id.equals(r.getId()))
+                        .sorted(java.util.Comparator.comparing(id -> !id.equals(leaderId))).findFirst()
+                        .orElseThrow(() -> new FailedPreconditionException("cannot remove the only member"));
+                raft.transferLeadership(to, Duration.ofSeconds(20));
+                return stub(raft.grpcAddressOf(to)).removeNode(r);
             }
             return membership(raft.removeVoter(r.getId()));
         });
@@ -144,15 +156,18 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void transferLeader(TransferLeaderRequest r, StreamObserver<MembershipResponse> out) {
-        leader(out, raft, s -> s.transferLeader(r), () -> {
-            if (raft.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
+        // Shard 0's leadership: "the leader" of cluster status; other shards follow the balancer, the
+        // metadata group stays where it is (a closing node hands it over).
+        RaftNode first = shards.first().raft();
+        leader(out, first, s -> s.transferLeader(r), () -> {
+            if (first.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
                 throw new NotFoundException("no member " + excerpt(r.getId()));
             }
-            if (!r.getId().equals(raft.nodeId())) {
-                raft.transferLeadership(r.getId(), Duration.ofSeconds(20));
+            if (!r.getId().equals(first.nodeId())) {
+                first.transferLeadership(r.getId(), Duration.ofSeconds(20));
             }
             return MembershipResponse.newBuilder().setLeaderId(r.getId())
-                    .addAllVoters(raft.members().stream().map(RaftNode.Member::id).toList()).build();
+                    .addAllVoters(first.members().stream().map(RaftNode.Member::id).toList()).build();
         });
     }
 
@@ -167,7 +182,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             return;
         }
         answer(out, () -> SnapshotResponse.newBuilder().setNodeId(raft.nodeId())
-                .setIndex(raft.snapshotNow(Duration.ofSeconds(30))).build());
+                .setIndex(shards.first().raft().snapshotNow(Duration.ofSeconds(30))).build());
     }
 
     @Override
@@ -178,7 +193,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             throw new InvalidRequestException("offset and limit must not be negative, got " + r.getOffset() + ", "
                     + r.getLimit());
         }
-        leader(out, raft, s -> s.listTopics(r), () -> {
+        leader(out, shards.first().raft(), s -> s.listTopics(r), () -> {
             // Names first (one scan per shard), figures only for the page asked for.
             java.util.TreeMap<String, TopicInspector> names = new java.util.TreeMap<>();
             inspectors.forEach(i -> i.names(r.getPrefix()).forEach(n -> names.put(n, i)));
@@ -337,7 +352,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
 
     @Override
     public void listConsumers(ListConsumersRequest r, StreamObserver<ListConsumersResponse> out) {
-        leader(out, r.getTopic().isEmpty() ? raft : raftOf(r.getTopic()), s -> s.listConsumers(r), () -> {
+        leader(out, r.getTopic().isEmpty() ? shards.first().raft() : raftOf(r.getTopic()), s -> s.listConsumers(r), () -> {
             ListConsumersResponse.Builder b = ListConsumersResponse.newBuilder();
             List<Consumer> all = new java.util.ArrayList<>();
             shards.all().forEach(s -> all.addAll(s.engine().hub().consumers()));
@@ -398,9 +413,10 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         return topic;
     }
 
-    /** The configuration after a change made here, on the leader: this node is the leader it names. */
+    /** The configuration after a change made here, with shard 0's leader: the leader cluster status names. */
     private MembershipResponse membership(List<RaftNode.Member> voters) {
-        String leader = raft.isLeader() ? raft.nodeId() : java.util.Objects.toString(raft.status().leaderId(), "");
+        RaftNode first = shards.first().raft();
+        String leader = first.isLeader() ? first.nodeId() : java.util.Objects.toString(first.status().leaderId(), "");
         return MembershipResponse.newBuilder().setLeaderId(leader)
                 .addAllVoters(voters.stream().map(RaftNode.Member::id).toList()).build();
     }

@@ -22,9 +22,12 @@ import java.util.concurrent.TimeUnit;
 final class ClusterInspector implements AutoCloseable {
     private static final long PEER_DEADLINE_MS = 1_500;
 
-    /** Every shard's replica on this node, by shard; shard 0's names the members. */
+    /** Every shard's replica on this node, by shard. */
     private final java.util.List<RaftNode> shards;
+    /** The replica that names the members: the metadata group's, or shard 0's without one. */
     private final RaftNode raft;
+    /** Whether {@link #raft} is a metadata group's rather than shard 0's. */
+    private final boolean metadataGroup;
     private final String selfAddress;
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
@@ -37,14 +40,28 @@ final class ClusterInspector implements AutoCloseable {
      * @param published messages this node took in through Publish
      * @param peers opens channels to other nodes' client ports (their TLS, this node's credentials)
      */
-    ClusterInspector(java.util.List<RaftNode> shards, java.util.List<io.hourglass.core.delivery.DeliveryEngine> engines,
+    ClusterInspector(RaftNode metadata, java.util.List<RaftNode> shards,
+                     java.util.List<io.hourglass.core.delivery.DeliveryEngine> engines,
                      java.util.function.LongSupplier published, String selfAddress, ChannelFactory peers) {
         this.peers = peers;
         this.engines = java.util.List.copyOf(engines);
         this.published = published;
         this.shards = java.util.List.copyOf(shards);
-        this.raft = shards.get(0);
+        this.raft = metadata;
+        this.metadataGroup = metadata != shards.get(0);
         this.selfAddress = selfAddress;
+    }
+
+    /** This node's status in the metadata group ({@code metadata}) or in shard {@code shard}. */
+    NodeInfo self(NodeStatusRequest request) {
+        if (request.getMetadata()) {
+            if (!metadataGroup) {
+                throw new io.hourglass.core.InvalidRequestException("this cluster has no metadata group: shard 0 holds "
+                        + "its metadata");
+            }
+            return info(raft, METADATA).build();
+        }
+        return self(request.getShard());
     }
 
     /** This node's status in shard {@code shard}. */
@@ -52,15 +69,21 @@ final class ClusterInspector implements AutoCloseable {
         if (shard < 0 || shard >= shards.size()) {
             throw new io.hourglass.core.InvalidRequestException("no shard " + shard + ": this cluster has " + shards.size());
         }
-        RaftNode replica = shards.get(shard);
+        return info(shards.get(shard), shard)
+                .setPublishedTotal(shard == 0 ? published.getAsLong() : 0)
+                .setDeliveredTotal(engines.get(shard).metrics().dispatched.sum())
+                .setAckedTotal(engines.get(shard).metrics().acks.sum()).build();
+    }
+
+    /** The shard number the metadata group's records carry. */
+    private static final int METADATA = -1;
+
+    private NodeInfo.Builder info(RaftNode replica, int shard) {
         RaftNode.Status s = replica.status();
         return NodeInfo.newBuilder().setId(s.nodeId()).setAddress(selfAddress).setRaftAddress(raftAddress(s.nodeId()))
                 .setRole(s.role()).setTerm(s.term()).setCommitIndex(s.commitIndex()).setAppliedIndex(s.appliedIndex())
                 .setLeaderId(s.leaderId() == null ? "" : s.leaderId()).setReady(replica.readiness().ready())
-                .addAllStalledFollowers(replica.counters().stalledFollowers()).setShard(shard)
-                .setPublishedTotal(shard == 0 ? published.getAsLong() : 0)
-                .setDeliveredTotal(engines.get(shard).metrics().dispatched.sum())
-                .setAckedTotal(engines.get(shard).metrics().acks.sum()).build();
+                .addAllStalledFollowers(replica.counters().stalledFollowers()).setShard(shard);
     }
 
     private String raftAddress(String id) {
@@ -81,8 +104,13 @@ final class ClusterInspector implements AutoCloseable {
         ClusterStatusResponse.Builder out = ClusterStatusResponse.newBuilder();
         boolean quorum = true;
         String firstLeader = "";
+        if (metadataGroup) {
+            String leader = groupStatus(METADATA, out::addMetadataMembers);
+            quorum &= !leader.isEmpty();
+            out.setMetadataLeaderId(leader);
+        }
         for (int shard = 0; shard < shards.size(); shard++) {
-            String leader = shardStatus(shard, out);
+            String leader = groupStatus(shard, out::addMembers);
             quorum &= !leader.isEmpty();
             if (shard == 0) {
                 firstLeader = leader;
@@ -93,14 +121,19 @@ final class ClusterInspector implements AutoCloseable {
         return out.setLeaderId(firstLeader).setHasQuorum(quorum && upInShard0 * 2 > voters).build();
     }
 
-    /** Adds every member's record of {@code shard} to {@code out}; returns the shard's leader, or "". */
-    private String shardStatus(int shard, ClusterStatusResponse.Builder out) throws IOException {
-        NodeInfo me = self(shard);
-        RaftNode.Status local = shards.get(shard).status();
+    /**
+     * Adds every member's record of {@code shard} (or of the metadata group, {@link #METADATA}) to
+     * {@code out}; returns the group's leader, or "".
+     */
+    private String groupStatus(int shard, java.util.function.Consumer<MemberStatus.Builder> out) throws IOException {
+        boolean meta = shard == METADATA;
+        NodeInfo me = meta ? info(raft, METADATA).build() : self(shard);
+        RaftNode.Status local = (meta ? raft : shards.get(shard)).status();
         long leaderCommit = -1;
         Map<String, NodeInfo> infos = new java.util.TreeMap<>();
         Map<String, String> errors = new java.util.TreeMap<>();
-        NodeStatusRequest ask = NodeStatusRequest.newBuilder().setShard(shard).build();
+        NodeStatusRequest ask = meta ? NodeStatusRequest.newBuilder().setMetadata(true).build()
+                : NodeStatusRequest.newBuilder().setShard(shard).build();
         for (RaftNode.Member peer : raft.members()) {
             String id = peer.id();
             String address = raft.grpcAddressOf(id);
@@ -143,7 +176,7 @@ final class ClusterInspector implements AutoCloseable {
             } else {
                 m.setNode(n).setUp(true).setLag(leaderCommit < 0 ? 0 : Math.max(0, leaderCommit - n.getAppliedIndex()));
             }
-            out.addMembers(m);
+            out.accept(m);
         }
         return leader;
     }

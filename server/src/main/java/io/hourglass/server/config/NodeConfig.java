@@ -21,11 +21,12 @@ import java.nio.file.Path;
  * @param publishEntriesInFlight {@link RaftKeys#PUBLISH_ENTRIES_IN_FLIGHT}
  * @param warmUp {@link RaftKeys#WARM_UP}
  * @param shards {@link RaftKeys#SHARDS}: the cluster's event shard count
+ * @param metadataGroup {@link RaftKeys#METADATA_GROUP}: whether a new cluster gets a metadata group
  */
 public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPort, int httpPort, RaftConfig raft,
                          DeliveryConfig delivery, LimitsConfig limits, RoomsConfig rooms, GrpcConfig grpc,
                          HttpConfig http, SecurityConfig security, int publishEntriesInFlight, boolean warmUp,
-                         int shards, Settings settings) {
+                         int shards, boolean metadataGroup, Settings settings) {
     public static final ConfigKey<String> ID = ConfigKey.string(
             "node.id", "n1",
             "This node's id; in a cluster, one of the ids in cluster.peers. (--node-id)");
@@ -57,6 +58,7 @@ public record NodeConfig(Path dataDir, String host, String bindHost, int grpcPor
         HttpConfig http = HttpConfig.from(s);
         return new NodeConfig(dataDir, HOST.read(s), BIND_HOST.read(s), GRPC_PORT.read(s), http.port(), raft,
                 DeliveryConfig.from(s), LimitsConfig.from(s), RoomsConfig.from(s), GrpcConfig.from(s), http, security,
-                RaftKeys.PUBLISH_ENTRIES_IN_FLIGHT.read(s), RaftKeys.WARM_UP.read(s), RaftKeys.SHARDS.read(s), s);
+                RaftKeys.PUBLISH_ENTRIES_IN_FLIGHT.read(s), RaftKeys.WARM_UP.read(s), RaftKeys.SHARDS.read(s),
+                RaftKeys.METADATA_GROUP.read(s), s);
     }
 }

@@ -102,7 +102,14 @@ public final class RaftKeys {
                     + "(xxHash64 of the name, modulo this count), all in the one Raft server of each node, so that "
                     + "several leaders share the work. Fixed when a cluster is created (recorded in each node's data "
                     + "directory; a start with another count is refused) and the same on every node. Rooms hash "
-                    + "onto shards the same way; the peer registry and the security state live in shard 0.");
+                    + "onto shards the same way.");
+    public static final ConfigKey<Boolean> METADATA_GROUP = ConfigKey.flag(
+            "cluster.metadataGroup", true,
+            "Whether a new cluster gets a metadata Raft group next to its event shards, holding what belongs to no "
+                    + "topic or room: the peer registry (members' client addresses) and the security state (principals, "
+                    + "tokens, grants). Membership changes go to it first. Fixed when a cluster is created, like "
+                    + "cluster.shards: a data directory created before the metadata group keeps that state in shard 0 "
+                    + "whatever this says, and nodes added to such a cluster need false. Off: shard 0 holds it.");
     public static final ConfigKey<Boolean> WARM_UP = ConfigKey.flag(
             "raft.warmUp", true,
             "At start, run the Raft leader's code once in three throwaway servers inside this node's JVM (ports of "
@@ -124,7 +131,8 @@ public final class RaftKeys {
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
             LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
-            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP, SHARDS);
+            MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP, SHARDS,
+            METADATA_GROUP);
 
     private RaftKeys() {
     }
