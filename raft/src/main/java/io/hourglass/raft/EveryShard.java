@@ -17,7 +17,7 @@ final class EveryShard {
     private EveryShard() {
     }
 
-    /** Adds the voter to every shard at once (each waits for its catch-up); answers shard 0's voters. */
+    /** Adds the voter to every group at once (each waits for its catch-up); answers the first group's voters. */
     static List<RaftNode.Member> addVoter(List<RaftNode> replicas, String id, String host, int raftPort, String nodeId)
             throws IOException {
         // Every shard at once: each waits for the new node to catch up (a checkpoint install, often),
@@ -67,11 +67,11 @@ final class EveryShard {
         return result;
     }
 
-    /** Removes the voter from every shard, shard 0 (which names the members) last. */
+    /** Removes the voter from every group, the first listed (the one that names the members) last. */
     static List<RaftNode.Member> removeVoter(List<RaftNode> replicas, String id) throws IOException {
         List<RaftNode.Member> result = null;
         boolean removed = false;
-        for (int i = replicas.size() - 1; i >= 0; i--) { // shard 0, which names the members, last
+        for (int i = replicas.size() - 1; i >= 0; i--) { // the group that names the members last
             try {
                 replicas.get(i).handOver().offNode(id);
                 result = replicas.get(i).membership().removeVoter(id);

@@ -236,7 +236,15 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * run with four shards, on the shard no topic used). Tried again at the next leadership if it fails.
      */
     private void openEmptyStore(Leadership change) {
-        if (change.leading() && store.appliedIndex().index() < 0) {
+        if (change.leading() && shard == GroupSlots.META && store.clusterShards().isEmpty()) {
+            // The metadata group's first leader records the shard count (which also opens its store).
+            propose(io.hourglass.core.command.ClusterCommands.layout(host.shards())).whenComplete((r, e) -> {
+                if (e != null || !r.getRefused().isEmpty()) {
+                    LOG.warn("{}: recording the cluster's shard count in the metadata group failed: {}", config.nodeId(),
+                            e != null ? e.toString() : r.getRefused());
+                }
+            });
+        } else if (change.leading() && store.appliedIndex().index() < 0) {
             propose(io.hourglass.core.command.QueueCommands.deleteBatch(List.of())).whenComplete((r, e) -> {
                 if (e != null) {
                     LOG.debug("{}: shard {}: the first command of an empty store failed: {}", config.nodeId(), shard,

@@ -289,6 +289,11 @@ public final class HourglassNode implements AutoCloseable {
             if (!m.ready()) {
                 return new io.hourglass.raft.Readiness(false, "metadata group: " + m.detail());
             }
+            java.util.OptionalInt recorded = meta.store().clusterShards();
+            if (recorded.isPresent() && recorded.getAsInt() != shards.count()) {
+                return new io.hourglass.raft.Readiness(false, "this node runs cluster.shards=" + shards.count()
+                        + " but the cluster was created with " + recorded.getAsInt());
+            }
         }
         if (shards.count() == 1) {
             return raft.readiness();

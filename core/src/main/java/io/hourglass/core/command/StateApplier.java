@@ -39,7 +39,7 @@ public final class StateApplier {
         this.store = store;
         Map<Command.BodyCase, CommandApplier> byKind = new EnumMap<>(Command.BodyCase.class);
         register(byKind, new QueueApplier(store));
-        register(byKind, new PeerApplier());
+        register(byKind, new PeerApplier(store));
         for (CommandApplier domain : domains) {
             register(byKind, domain);
         }

@@ -286,6 +286,13 @@ public final class EventStore implements AutoCloseable {
         return producerIds.keyOf(producerId);
     }
 
+    /** The cluster's shard count as its metadata group recorded it; empty when none is recorded (yet). */
+    public java.util.OptionalInt clusterShards() {
+        byte[] v = get(d -> d.meta, StoreKeys.CLUSTER_SHARDS_KEY);
+        return v == null ? java.util.OptionalInt.empty()
+                : java.util.OptionalInt.of(Integer.parseInt(new String(v, StandardCharsets.UTF_8)));
+    }
+
     /** The client address a member registered through the log, if it did. */
     public Optional<String> peerAddress(String id) {
         byte[] v = get(d -> d.meta, StoreKeys.peerKey(id));

@@ -140,6 +140,11 @@ public final class StoreBatch implements AutoCloseable {
         put(db.receipts, StoreKeys.receiptKey(key, group), new byte[0]);
     }
 
+    /** Records the cluster's shard count (the metadata group's {@code ClusterLayoutCmd}). */
+    public void putClusterShards(int shards) {
+        put(db.meta, StoreKeys.CLUSTER_SHARDS_KEY, Integer.toString(shards).getBytes(StandardCharsets.UTF_8));
+    }
+
     public void putPeerAddress(String id, String grpcAddress) {
         put(db.meta, StoreKeys.peerKey(id), grpcAddress.getBytes(StandardCharsets.UTF_8));
     }

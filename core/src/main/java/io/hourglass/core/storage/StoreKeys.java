@@ -46,4 +46,7 @@ final class StoreKeys {
     static byte[] peerKey(String id) {
         return ("peer/" + id).getBytes(StandardCharsets.UTF_8);
     }
+
+    /** The cluster's shard count in {@code meta}, as its metadata group recorded it. */
+    static final byte[] CLUSTER_SHARDS_KEY = "cluster/shards".getBytes(StandardCharsets.UTF_8);
 }

@@ -277,4 +277,24 @@ class StateApplierTest {
         store.scanDue(EventKey.topicHash("t"), 150, (k, m) -> seen.add(k));
         assertEquals(2, seen.size());
     }
+
+    @Test
+    void theShardCountIsRecordedOnceAndAnotherIsRefused() {
+        assertEquals(java.util.OptionalInt.empty(), store.clusterShards());
+        assertEquals("", apply(ClusterCommands.layout(4).toBuilder(), 1000).reply().getRefused());
+        assertEquals(java.util.OptionalInt.of(4), store.clusterShards());
+        assertEquals("", apply(ClusterCommands.layout(4).toBuilder(), 1001).reply().getRefused(),
+                "the same count again is fine (a new leader)");
+        String refused = apply(ClusterCommands.layout(6).toBuilder(), 1002).reply().getRefused();
+        assertTrue(refused.contains("created with 4 shards, not 6"), refused);
+        assertEquals(java.util.OptionalInt.of(4), store.clusterShards(), "the refused record changed nothing");
+        assertEquals(index, store.appliedIndex().index(), "every entry applied, the refused one too");
+    }
+
+    @Test
+    void aPeersClientAddressIsRegistered() {
+        apply(ClusterCommands.registerPeer("n4", "10.0.0.4:7070").toBuilder(), 1000);
+        assertEquals(java.util.Optional.of("10.0.0.4:7070"), store.peerAddress("n4"));
+        assertEquals(java.util.Optional.empty(), store.peerAddress("n5"));
+    }
 }

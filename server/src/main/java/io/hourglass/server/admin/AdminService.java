@@ -50,7 +50,6 @@ import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.proto.DeleteGroupCmd;
 import io.hourglass.core.proto.PurgeTopicCmd;
-import io.hourglass.core.proto.RegisterPeerCmd;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
 import java.io.IOException;
@@ -126,8 +125,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             if (raft.members().stream().anyMatch(m -> m.id().equals(r.getId()))) {
                 throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
             }
-            raft.propose(Command.newBuilder().setRegisterPeer(RegisterPeerCmd.newBuilder().setId(r.getId())
-                    .setGrpcAddress(r.getHost() + ":" + r.getGrpcPort())).build()).join();
+            raft.propose(io.hourglass.core.command.ClusterCommands.registerPeer(r.getId(), r.getHost() + ":" + r.getGrpcPort()))
+                    .join();
             return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
         });
     }

@@ -99,7 +99,11 @@ final class ClusterInspector implements AutoCloseable {
         return channels.computeIfAbsent(address, a -> peers.open(ServerAddress.parse(a)));
     }
 
-    /** Every member's status in every shard (shard 0's records first); the leader and quorum of shard 0. */
+    /**
+     * Every member's status in every shard (shard 0's records first) and in the metadata group; the
+     * leader of shard 0 and of the metadata group; quorum when every group has a leader and more than
+     * half of the voters answered.
+     */
     ClusterStatusResponse cluster() throws IOException {
         ClusterStatusResponse.Builder out = ClusterStatusResponse.newBuilder();
         boolean quorum = true;
@@ -107,7 +111,9 @@ final class ClusterInspector implements AutoCloseable {
         if (metadataGroup) {
             String leader = groupStatus(METADATA, out::addMetadataMembers);
             quorum &= !leader.isEmpty();
-            out.setMetadataLeaderId(leader);
+            out.setMetadataLeaderId(leader).setShards(raft.store().clusterShards().orElse(0));
+        } else {
+            out.setShards(shards.size());
         }
         for (int shard = 0; shard < shards.size(); shard++) {
             String leader = groupStatus(shard, out::addMembers);

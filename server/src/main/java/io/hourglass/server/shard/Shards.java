@@ -13,8 +13,9 @@ import java.util.List;
  * ({@link ShardHash}). Every node holds a replica of every shard — its store, Raft replica and
  * delivery engine (which works only while this node leads the shard) — so any node can read any
  * shard's replicated state and propose to any shard (a follower forwards to the shard's leader).
- * A room belongs to its shard the same way. Shard 0 also holds what belongs to no topic or room:
- * the peer registry and the security state.
+ * A room belongs to its shard the same way. What belongs to no topic or room — the peer registry
+ * and the security state — lives in the metadata group ({@link io.hourglass.raft.RaftHost#metadata()}),
+ * or in shard 0 in a cluster created before it.
  */
 public final class Shards {
     /**
@@ -45,7 +46,7 @@ public final class Shards {
         return shards.get(index);
     }
 
-    /** Shard 0: the metadata shard. */
+    /** Shard 0: the one whose leader cluster status names and transfer-leader moves. */
     public Shard first() {
         return shards.get(0);
     }

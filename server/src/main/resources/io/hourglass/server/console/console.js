@@ -282,6 +282,7 @@ const pages = {
         h('div', { class: 'cards' },
           card('nodes up', up.size + ' / ' + nodes.size, up.size === nodes.size ? 'ok' : 'error'),
           card('leader' + (shards.size > 1 ? ' of shard 0' : ''), c.leaderId || 'none'),
+          (c.metadataMembers || []).length ? card('metadata leader', c.metadataLeaderId || 'none') : null,
           card('quorum', c.hasQuorum ? 'yes' : 'no', c.hasQuorum ? 'ok' : 'error'),
           card('published / s', latest.pub.toFixed(1)),
           card('delivered / s', latest.del.toFixed(1)),

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The metadata Raft group: a new cluster runs one next to its event shards on every node, and the
- * peer registry lives in it, not in shard 0; membership changes reach it (a joining node holds its
+ * peer registry and the shard count live in it, not in shard 0; membership changes reach it (a joining node holds its
  * replica, a removed node leaves it even when it led it); it elects again when its leader goes,
  * while the shards keep serving. A data directory created without one keeps its metadata in shard 0.
  */
@@ -78,12 +78,17 @@ class MetadataGroupTest {
         }
         await("the metadata group has a leader").atMost(Duration.ofSeconds(60))
                 .until(() -> metadataLeader(cluster).isPresent());
-        ClusterStatusResponse st = status(cluster.node(1));
+        await("the metadata group records the shard count on every node").atMost(Duration.ofSeconds(30))
+                .until(() -> cluster.nodes().stream().allMatch(n ->
+                        n.node().metadata().store().clusterShards().equals(java.util.OptionalInt.of(2))));
+        // Every group elects on its own: the status has a quorum once each of them has a leader.
+        ClusterStatusResponse st = await("a status with every group led").atMost(Duration.ofSeconds(60))
+                .until(() -> status(cluster.node(1)), s -> s.getHasQuorum() && !s.getMetadataLeaderId().isEmpty());
+        assertEquals(2, st.getShards(), "the recorded shard count");
         assertEquals(6, st.getMembersCount(), "one record per node and event shard: " + st);
         assertEquals(Set.of("n1", "n2", "n3"), ids(st.getMetadataMembersList()));
         assertTrue(st.getMetadataMembersList().stream().allMatch(m -> m.getNode().getShard() == -1 && m.getUp()), st::toString);
         assertEquals(metadataLeader(cluster).orElseThrow().id(), st.getMetadataLeaderId());
-        assertTrue(st.getHasQuorum());
 
         // A node added through the Admin API: its client address goes into the metadata group's
         // store on every node, and into no shard's; the joiner holds the metadata group too.

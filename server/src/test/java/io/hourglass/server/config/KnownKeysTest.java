@@ -45,7 +45,8 @@ class KnownKeysTest {
     /** The node's configuration but the raw settings, which differ whenever anything is set. */
     private static List<Object> typed(NodeConfig c) {
         return List.of(c.dataDir(), c.host(), c.bindHost(), c.grpcPort(), c.httpPort(), c.raft(), c.delivery(),
-                c.limits(), c.rooms(), c.grpc(), c.http(), c.security(), c.publishEntriesInFlight(), c.warmUp(), c.shards());
+                c.limits(), c.rooms(), c.grpc(), c.http(), c.security(), c.publishEntriesInFlight(), c.warmUp(), c.shards(),
+                c.metadataGroup());
     }
 
     private static NodeConfig node(String key, String value) {

@@ -161,6 +161,10 @@ class ConsoleBrowserTest {
             assertTrue(members.contains(n.id()), members);
         }
         assertTrue(members.contains("LEADER"), members);
+        String metadataLeader = cluster.nodes().stream().filter(n -> n.node().metadata().isLeader()).findFirst()
+                .map(TestNode::id).orElse("none");
+        await().atMost(Duration.ofSeconds(30)).until(() -> text("#content .cards").contains("metadata leader"));
+        assertTrue(text("#content .cards").contains(metadataLeader), "the metadata group's leader: " + text("#content .cards"));
         assertTrue(text("#banner").contains("Security is off"), "the open banner: " + text("#banner"));
         await().atMost(Duration.ofSeconds(30)).until(() -> !text("svg.chart").contains("after two refreshes"));
         shoot("cluster");
