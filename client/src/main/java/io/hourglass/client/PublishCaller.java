@@ -20,7 +20,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sends one {@code Publish} request, retrying on {@code UNAVAILABLE} with backoff and failing
- * over between servers until the {@link RetryPolicy} deadline.
+ * over between servers until the {@link RetryPolicy} deadline. A retry waiting out its backoff is
+ * sent at once when another publish of its shard succeeds meanwhile: the cluster serves again (a
+ * new leader), and a backoff grown during an election would otherwise hold it for up to
+ * {@link RetryPolicy#maxBackoff()} more.
  *
  * <p>Thread-safe. Results complete on a gRPC callback thread or on the timer thread; callers
  * must not block in dependent stages. After {@link #close} no retry is started and
@@ -39,6 +42,8 @@ final class PublishCaller {
     /** Where a topic's shard is led; the first attempt of a publish goes there. */
     private final ShardMap shardMap;
     private final Set<CompletableFuture<PublishResponse>> pending = ConcurrentHashMap.newKeySet();
+    /** Retries waiting out their backoff. */
+    private final Set<WaitingRetry> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     PublishCaller(ServerPool pool, RetryPolicy retry, Duration callTimeout,
@@ -144,6 +149,9 @@ final class PublishCaller {
         @Override
         public void onNext(PublishResponse response) {
             result.complete(response); // from any attempt, a stalled one included
+            if (!waiting.isEmpty()) {
+                wakeRetries(shardMap.shardOf(request));
+            }
         }
 
         @Override
@@ -185,11 +193,58 @@ final class PublishCaller {
         }
         LOG.debug("publish attempt {} to {} failed ({}); retrying in {} ms", attempt,
                 endpoint.address(), status, wait.toMillis());
+        WaitingRetry next = new WaitingRetry(request, attempt + 1, deadline, result, shardMap.shardOf(request));
+        waiting.add(next);
         try {
-            timer.schedule(() -> attempt(request, attempt + 1, deadline, result),
-                    wait.toNanos(), TimeUnit.NANOSECONDS);
+            next.timerTask = timer.schedule(next, wait.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
+            waiting.remove(next);
             result.completeExceptionally(new HourglassClientException("client is closed", e));
+        }
+    }
+
+    /** A publish of {@code shard} (-1: unknown) succeeded: the retries waiting for that shard go now. */
+    private void wakeRetries(int shard) {
+        for (WaitingRetry r : waiting) {
+            if (shard < 0 || r.shard < 0 || r.shard == shard) {
+                java.util.concurrent.ScheduledFuture<?> task = r.timerTask;
+                if (task != null) {
+                    task.cancel(false);
+                }
+                try {
+                    timer.execute(r);
+                } catch (RejectedExecutionException e) {
+                    return; // closed: failPending fails what is left
+                }
+            }
+        }
+    }
+
+    /** A retry waiting out its backoff; runs once, when the timer fires or when woken earlier. */
+    private final class WaitingRetry implements Runnable {
+        private final PublishRequest request;
+        private final int attempt;
+        private final long deadline;
+        private final CompletableFuture<PublishResponse> result;
+        private final int shard;
+        private final AtomicBoolean started = new AtomicBoolean();
+        private volatile java.util.concurrent.ScheduledFuture<?> timerTask;
+
+        WaitingRetry(PublishRequest request, int attempt, long deadline, CompletableFuture<PublishResponse> result,
+                     int shard) {
+            this.request = request;
+            this.attempt = attempt;
+            this.deadline = deadline;
+            this.result = result;
+            this.shard = shard;
+        }
+
+        @Override
+        public void run() {
+            if (started.compareAndSet(false, true)) {
+                waiting.remove(this);
+                attempt(request, attempt, deadline, result);
+            }
         }
     }
 

@@ -96,6 +96,13 @@ final class ShardMap {
         return s == null || shard >= s.count() ? null : s.leaders()[shard];
     }
 
+    /** The shard of {@code request}'s first message when the map knows several shards; -1 otherwise. */
+    int shardOf(PublishRequest request) {
+        Snapshot s = snapshot;
+        return s == null || s.count() <= 1 || request.getMessagesCount() == 0 ? -1
+                : ShardHash.shardOf(request.getMessages(0).getTopic(), s.count());
+    }
+
     /** A routed attempt failed: the map may be out of date. */
     void stale() {
         Snapshot s = snapshot;

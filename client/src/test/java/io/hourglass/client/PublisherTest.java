@@ -141,6 +141,26 @@ class PublisherTest {
     }
 
     @Test
+    void aRetryWaitingOutItsBackoffGoesAtOnceWhenAnotherPublishSucceeds() throws Exception {
+        // A long backoff, as one grows during an election: without the wake-up the first publish
+        // would wait its 5 s out after the broker serves again.
+        HourglassClient client = client(builder().retryPolicy(
+                new RetryPolicy(Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30))));
+        broker.validator = m -> Status.UNAVAILABLE.withDescription("no leader yet");
+        CompletableFuture<PublishResult> first = client.publishAsync(Message.of("t", "first"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> broker.publishRequests.size() == 1);
+        broker.validator = m -> null; // a leader again
+
+        client.publish(Message.of("t", "second"));
+        long served = System.nanoTime();
+        first.get(4, TimeUnit.SECONDS);
+        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - served);
+        assertTrue(waitedMs < 2_000, "the waiting retry went when the second publish succeeded, not after its "
+                + "5 s backoff: " + waitedMs + " ms");
+        assertEquals(3, broker.publishRequests.size(), "first's failed attempt, second, first's retry");
+    }
+
+    @Test
     void failsOverToTheNextServer() throws Exception {
         try (FakeBroker second = new FakeBroker()) {
             broker.validator = m -> Status.UNAVAILABLE.withDescription("not the leader");
