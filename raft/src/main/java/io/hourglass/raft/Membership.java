@@ -133,9 +133,21 @@ final class Membership {
         // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
         // non-leader answers DIFFERENT_LEADER instead of passing the request on.
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
-        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        // One attempt, never retried by the client: while a transfer is pending the leader refuses
+        // every write, so the retries of the proposals' policy (up to a hundred, each pending for up
+        // to the timeout) kept a leader refusing writes for minutes after a transfer to a node it
+        // could not reach had failed, long after the caller had given up. Callers retry if they wish.
+        // Its RPC waits for the transfer's own timeout: one shorter would give up on a transfer still
+        // pending on the leader.
+        org.apache.ratis.conf.RaftProperties longer = new org.apache.ratis.conf.RaftProperties(server.getProperties());
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(longer,
+                TimeDuration.valueOf(timeout.toMillis() + 2_000, TimeUnit.MILLISECONDS));
+        try (RaftClient once = clients.get().setProperties(longer).setRaftGroup(server.getDivision(groupId).getGroup())
+                .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            RaftClientReply reply = once.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
+            if (!reply.isSuccess()) {
+                throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+            }
         }
     }
 

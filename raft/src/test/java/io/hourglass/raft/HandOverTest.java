@@ -83,4 +83,28 @@ class HandOverTest {
             org.junit.jupiter.api.Assertions.assertEquals(0, failed, made.size() + " proposals, the first failure: " + first);
         }
     }
+
+    /**
+     * A transfer to a node that is down fails after its one attempt (its timeout), and the leader
+     * takes writes again at once. The client's retry policy used to resend the transfer up to a hundred times,
+     * each pending for the timeout with every write refused: minutes without a commit.
+     */
+    @Test
+    void aFailedTransferToANodeThatIsDownLeavesTheLeaderWriting() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            TestGroup.put(leader, "before").get(10, java.util.concurrent.TimeUnit.SECONDS);
+            String down = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
+                    .orElseThrow().getKey();
+            group.close(down);
+            // Longer than raft.requestTimeout (5 s), the client's RPC timeout: the client used to time
+            // the call out and send the transfer again, for as long as its retry policy allowed.
+            long start = System.nanoTime();
+            org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
+                    () -> leader.transferLeadership(down, Duration.ofSeconds(7)));
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            org.junit.jupiter.api.Assertions.assertTrue(tookMs < 12_000, "one attempt, not retried: " + tookMs + " ms");
+            TestGroup.put(leader, "after").get(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
 }
