@@ -80,8 +80,13 @@ public final class TestCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until a node leads shard 0 and one leads the metadata group (membership and security
+     * calls need its leader; each group elects on its own), and returns shard 0's leader.
+     */
     public TestNode awaitLeader() {
-        await("a leader").atMost(Duration.ofSeconds(60)).until(() -> leader().isPresent());
+        await("a leader").atMost(Duration.ofSeconds(60))
+                .until(() -> leader().isPresent() && nodes.stream().anyMatch(TestNode::leadsMetadata));
         return leader().orElseThrow();
     }
 

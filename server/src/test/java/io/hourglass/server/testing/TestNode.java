@@ -85,7 +85,8 @@ public final class TestNode implements AutoCloseable {
     }
 
     private void awaitLeading() {
-        await("node " + settings.get("node.id") + " leads").atMost(Duration.ofSeconds(30)).until(node::isLeader);
+        await("node " + settings.get("node.id") + " leads").atMost(Duration.ofSeconds(30))
+                .until(() -> node.isLeader() && node.metadata().isLeader());
     }
 
     public boolean isRunning() {
@@ -96,6 +97,12 @@ public final class TestNode implements AutoCloseable {
     public boolean leads() {
         HourglassNode n = node;
         return n != null && n.isLeader();
+    }
+
+    /** Running and leading the metadata group (shard 0's replica in a cluster without one). */
+    public boolean leadsMetadata() {
+        HourglassNode n = node;
+        return n != null && n.metadata() != null && n.metadata().isLeader();
     }
 
     public String id() {
