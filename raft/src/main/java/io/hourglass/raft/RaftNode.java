@@ -233,26 +233,36 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * command that changes nothing (an empty delete batch), so that the store sits at a real index on
      * every replica. Ratis tells every joining node to install a checkpoint; one of a store at no
      * index reported "installed at -1", and the node was then never sent the log (seen in a chaos
-     * run with four shards, on the shard no topic used). Tried again at the next leadership if it fails.
+     * run with four shards, on the shard no topic used). The metadata group's first leader records
+     * the shard count instead, which opens its store the same way. A failed proposal (a contact
+     * guard still counting the voters right after the start refuses it) is tried again every
+     * {@link #OPEN_RETRY_MS} while this node leads: a shard whose store stayed at no index left a
+     * node added later unable to catch up on it (CI: the joiner's setConfiguration never completed).
      */
     private void openEmptyStore(Leadership change) {
-        if (change.leading() && shard == GroupSlots.META && store.clusterShards().isEmpty()) {
-            // The metadata group's first leader records the shard count (which also opens its store).
-            propose(io.hourglass.core.command.ClusterCommands.layout(host.shards())).whenComplete((r, e) -> {
-                if (e != null || !r.getRefused().isEmpty()) {
-                    LOG.warn("{}: recording the cluster's shard count in the metadata group failed: {}", config.nodeId(),
-                            e != null ? e.toString() : r.getRefused());
-                }
-            });
-        } else if (change.leading() && store.appliedIndex().index() < 0) {
-            propose(io.hourglass.core.command.QueueCommands.deleteBatch(List.of())).whenComplete((r, e) -> {
-                if (e != null) {
-                    LOG.debug("{}: shard {}: the first command of an empty store failed: {}", config.nodeId(), shard,
-                            e.toString());
-                }
-            });
+        if (!change.leading() || !isLeader() || host.closing()) {
+            return;
         }
+        boolean meta = shard == GroupSlots.META;
+        if (meta ? store.clusterShards().isPresent() : store.appliedIndex().index() >= 0) {
+            return;
+        }
+        Command first = meta ? io.hourglass.core.command.ClusterCommands.layout(host.shards())
+                : io.hourglass.core.command.QueueCommands.deleteBatch(List.of());
+        propose(first).whenComplete((r, e) -> {
+            if (e == null && !r.getRefused().isEmpty()) {
+                LOG.warn("{}: the metadata group refused this node's shard count: {}", config.nodeId(), r.getRefused());
+            } else if (e != null) {
+                LOG.debug("{}: {}: opening an empty store failed, trying again: {}", config.nodeId(),
+                        GroupSlots.name(shard), e.toString());
+                CompletableFuture.delayedExecutor(OPEN_RETRY_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
+                        .execute(() -> openEmptyStore(change));
+            }
+        });
     }
+
+    /** How long a failed first command of an empty store waits before it is proposed again. */
+    private static final long OPEN_RETRY_MS = 500;
 
     /** Once the server runs: this shard's watches. */
     void startWatches() {
@@ -304,6 +314,24 @@ public final class RaftNode implements Replicator, AutoCloseable {
     @Override
     public boolean isLeader() {
         return leadership.current().leading();
+    }
+
+    /**
+     * Waits until every voter knows log entry {@code index} committed (Ratis' ALL_COMMITTED watch; a
+     * voter applies what it knows committed at once), at most {@code timeout}: false when a voter
+     * did not confirm in time (one that is down never does).
+     */
+    public boolean awaitAllCommitted(long index, Duration timeout) {
+        try {
+            client.async().watch(index, org.apache.ratis.proto.RaftProtos.ReplicationLevel.ALL_COMMITTED)
+                    .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Proposes a command (see {@link Proposer}); refused at once after a store failure ({@link PendingProposals}). */

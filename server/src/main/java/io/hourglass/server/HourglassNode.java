@@ -231,7 +231,9 @@ public final class HourglassNode implements AutoCloseable {
                 security.clientTls().reloadEvery(), false));
         List<BindableService> services = List.of(
                 new BrokerService(shards, validator, writer, metrics, streamLimits),
-                roomsService, admin, new SecurityService(meta, securityRecords, security.enabled()));
+                roomsService, admin, new SecurityService(meta, securityRecords, security.enabled(),
+                        // Bounded: a node that is down never confirms, and an operator's call should not hang on it.
+                        index -> meta.awaitAllCommitted(index, java.time.Duration.ofSeconds(1))));
         // grpc.health.v1 answers what /readyz does, for each of these services and for the server ("").
         ReadinessHealth health = new ReadinessHealth(nodeId, this::readiness,
                 services.stream().map(s -> s.bindService().getServiceDescriptor().getName()).toList());

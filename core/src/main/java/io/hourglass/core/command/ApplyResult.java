@@ -66,7 +66,8 @@ public record ApplyResult(TermIndex position, long stampedAtMs, List<EventKey> p
     }
 
     public CommandReply reply() {
-        CommandReply.Builder b = CommandReply.newBuilder().setStampedAtMs(stampedAtMs).setDeletedCount(deleted.size());
+        CommandReply.Builder b = CommandReply.newBuilder().setStampedAtMs(stampedAtMs).setDeletedCount(deleted.size())
+                .setLogIndex(position.index());
         for (EventKey k : published) {
             b.addPublishedKeys(ByteString.copyFrom(k.toBytes()));
         }

@@ -49,10 +49,24 @@ public final class SecurityService extends SecurityGrpc.SecurityImplBase {
     private final boolean enabled;
     private final SecureRandom random = new SecureRandom();
 
+    /** Waits, bounded, until every node has a change (its log index): "revoked at once everywhere". */
+    private final java.util.function.LongConsumer everywhere;
+
     public SecurityService(Replicator replicator, SecurityRecords records, boolean enabled) {
+        this(replicator, records, enabled, index -> { });
+    }
+
+    /**
+     * @param everywhere called with each committed change's log index before the call answers; it
+     *        waits (bounded) until every voter has the change, so that a token revoked or a grant
+     *        made is in force on every node that is up when the call returns
+     */
+    public SecurityService(Replicator replicator, SecurityRecords records, boolean enabled,
+                           java.util.function.LongConsumer everywhere) {
         this.replicator = replicator;
         this.records = records;
         this.enabled = enabled;
+        this.everywhere = everywhere;
     }
 
     @Override
@@ -120,6 +134,7 @@ public final class SecurityService extends SecurityGrpc.SecurityImplBase {
         if (!reply.getRefused().isEmpty()) {
             throw existsIsConflict ? new AlreadyExistsException(reply.getRefused()) : new NotFoundException(reply.getRefused());
         }
+        everywhere.accept(reply.getLogIndex());
     }
 
     private static Grant grant(GrantRequest r) {
