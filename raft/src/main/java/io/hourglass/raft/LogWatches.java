@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
  * The watches over the log's progress, on one daemon thread: a leader looks at its followers'
  * progress ({@link FollowerWatch}), a follower at whether its leader still sends what its log lacks
  * ({@link LostLogWatch}) and whether a checkpoint it downloaded gets installed ({@link PendingInstallWatch}),
- * and asks that leader to step down when not; and every node mends
- * Ratis' follower append chain after a failed append ({@link AppendChain}).
+ * and asks that leader to step down when not; a leader whose log holds entries it has not been able
+ * to commit for {@code raft.lostLogTimeout} while Ratis keeps it leading steps down itself; and
+ * every node mends Ratis' follower append chain after a failed append ({@link AppendChain}).
  */
 final class LogWatches implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogWatches.class);
@@ -30,6 +31,7 @@ final class LogWatches implements AutoCloseable {
     private final PendingInstallWatch pendingInstallWatch;
     private final AppendChain appendChain;
     private final ScheduledExecutorService executor;
+    private final StuckCommitWatch stuckCommit;
 
     /**
      * @param installing whether a checkpoint download or install is under way on this node
@@ -48,6 +50,7 @@ final class LogWatches implements AutoCloseable {
         this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
         this.pendingInstallWatch = new PendingInstallWatch(config.nodeId(), config.lostLogTimeout());
         this.appendChain = new AppendChain(config.nodeId(), view::division);
+        this.stuckCommit = new StuckCommitWatch(config.lostLogTimeout());
         this.executor = Daemons.scheduler("hourglass-follower-watch-" + config.nodeId());
     }
 
@@ -94,8 +97,10 @@ final class LogWatches implements AutoCloseable {
             if ("LEADER".equals(s.role())) {
                 lostLogWatch.reset();
                 followerWatch.observe(s.followerMatchIndex(), s.commitIndex(), System.nanoTime());
+                stepDownIfStuck(s.commitIndex(), System.nanoTime());
                 return;
             }
+            stuckCommit.reset();
             followerWatch.reset();
             GroupView.FollowerProgress p = view.followerProgress();
             String overdue = pendingInstallWatch.overdue(downloadedFrom.get(), p == null ? null : p.leaderId(),
@@ -119,6 +124,17 @@ final class LogWatches implements AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             LOG.warn("{}: follower watch failed", config.nodeId(), e);
+        }
+    }
+
+    /** A leader that has committed nothing of what its log holds for a while steps down ({@link StuckCommitWatch}). */
+    private void stepDownIfStuck(long commitIndex, long nowNanos) throws IOException {
+        org.apache.ratis.server.protocol.TermIndex last = view.division().getRaftLog().getLastEntryTermIndex();
+        long lastIndex = last == null ? -1 : last.getIndex();
+        if (stuckCommit.overdue(commitIndex, lastIndex, nowNanos)) {
+            LOG.warn("{}: leading, but nothing committed for {} (commit index {}, log end {}): stepping down so that "
+                    + "a new election restarts replication", config.nodeId(), config.lostLogTimeout(), commitIndex, lastIndex);
+            membership.askToStepDown(config.nodeId(), config.electionTimeoutMax().multipliedBy(2));
         }
     }
 

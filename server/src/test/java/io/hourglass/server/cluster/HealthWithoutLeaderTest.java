@@ -47,7 +47,7 @@ class HealthWithoutLeaderTest {
         leader.stop();
         follower.stop();
         awaitHealth(channel, ServingStatus.NOT_SERVING, "alone, it knows no leader");
-        Readiness readiness = survivor.node().raft().readiness();
+        Readiness readiness = survivor.node().readiness(); // what /readyz answers: every group
         assertFalse(readiness.ready(), "and /readyz agrees: " + readiness.detail());
 
         follower.startAgain();
