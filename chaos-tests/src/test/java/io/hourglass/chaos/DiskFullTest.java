@@ -125,7 +125,10 @@ final class DiskFullTest {
                 && m.contains("the disk is full")), () -> "a client of " + victim.nodeId() + " alone was not told why: "
                 + direct.firstErrors());
 
-        victim.start(); // the supervisor restarts it: the disk is still full
+        // What the node freed on its way out (each group's open log segment is cut to its end) is
+        // filled again: the supervisor restarts it on a disk that is still full.
+        disk.fill();
+        victim.start();
         int refused = victim.awaitOwnExit(STOP);
         String refusal = ReplicaChecks.lastIncarnation(victim);
         assertEquals(70, refused, "exit status of a node started on a full disk\n" + refusal);
