@@ -152,6 +152,19 @@ final class Membership {
     }
 
     /**
+     * A hand-over's or the balancer's transfer: through the proposals' client, whose retry policy rides out a
+     * transferee still catching up or a leader not ready yet — a closing leader has no second chance
+     * (HandOverTest: one attempt left the group leaderless for an election timeout in CI).
+     */
+    void transferWithRetries(String peerId, Duration timeout) throws IOException {
+        RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
+        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
+        if (!reply.isSuccess()) {
+            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        }
+    }
+
+    /**
      * Transfers this leader's leadership to its most caught-up follower among those that answered
      * within {@code freshMs}: a closing leader ({@code raft.handOverTimeout}), so the group has a new
      * leader the moment this one stops, without waiting for an election timeout or even for its
@@ -167,7 +180,7 @@ final class Membership {
         }
         long start = System.nanoTime();
         try {
-            transferLeadership(to, timeout);
+            transferWithRetries(to, timeout);
             LOG.info("{}: {}: handed leadership over to {} in {} ms", nodeId, why, to,
                     (System.nanoTime() - start) / 1_000_000);
         } catch (IOException | RuntimeException e) {

@@ -73,7 +73,7 @@ final class ShardHandOver {
             return false;
         }
         try {
-            membership.transferLeadership(peerId, config.electionTimeoutMax());
+            membership.transferWithRetries(peerId, config.electionTimeoutMax());
             LOG.info("{}: {}: handed shard {}'s leadership to {}", config.nodeId(), why, shard, peerId);
             return true;
         } catch (IOException | RuntimeException e) {
@@ -98,7 +98,7 @@ final class ShardHandOver {
             return;
         }
         try {
-            membership.transferLeadership(to, config.electionTimeoutMax().multipliedBy(2));
+            membership.transferWithRetries(to, config.electionTimeoutMax().multipliedBy(2));
             LOG.info("{}: shard {}: moved the leadership from {} to {} before removing {}", config.nodeId(), shard, id, to, id);
         } catch (IOException | RuntimeException e) {
             LOG.warn("{}: shard {}: could not move the leadership off {} before removing it: {}", config.nodeId(), shard,
