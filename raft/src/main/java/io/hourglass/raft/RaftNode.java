@@ -391,6 +391,14 @@ public final class RaftNode implements Replicator, AutoCloseable {
         membership.transferLeadership(peerId, timeout);
     }
 
+    /**
+     * Hands this leader's leadership to {@code peerId} with the retrying transfer of hand-overs
+     * (a transferee still catching up is waited for): for a move the node itself needs done.
+     */
+    public void handLeadershipTo(String peerId, Duration timeout) throws IOException {
+        membership.transferWithRetries(peerId, timeout);
+    }
+
     /** Asks this node's state machine to take a snapshot now; returns its index. */
     public long snapshotNow(Duration timeout) throws IOException {
         return membership.snapshotNow(timeout);

@@ -146,7 +146,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 String to = raft.members().stream().map(RaftNode.Member::id).filter(id -> !id.equals(r.getId()))
                         .sorted(java.util.Comparator.comparing(id -> !id.equals(leaderId))).findFirst()
                         .orElseThrow(() -> new FailedPreconditionException("cannot remove the only member"));
-                raft.transferLeadership(to, Duration.ofSeconds(20));
+                raft.handLeadershipTo(to, Duration.ofSeconds(20));
                 return stub(raft.grpcAddressOf(to)).removeNode(r);
             }
             return membership(raft.removeVoter(r.getId()));
