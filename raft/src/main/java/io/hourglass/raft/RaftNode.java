@@ -148,7 +148,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 this::submitToOwnDivision, config.electionTimeoutMin(), config.requestTimeout());
         leadership.addListener(change -> forwarder.leaderChanged());
         if (!ownsHost && (host.shards() > 1 || shard == GroupSlots.META)) {
-            leadership.addListener(this::openEmptyStore);
+            leadership.addListener(new EmptyStoreOpener(config.nodeId(), shard, store, this, this::isLeader,
+                    host::closing, host.shards())::onLeadership);
         }
         this.proposer = new Proposer(server, groupId, forwarder, selfId, maxEntryBytes, config.requestTimeout(),
                 this::grpcAddressOf, proposals, contact);
@@ -228,41 +229,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return disk.freeSpace().explain(failure);
     }
 
-    /**
-     * A leader of a shard whose store has applied nothing yet (no topic of it was used) proposes one
-     * command that changes nothing (an empty delete batch), so that the store sits at a real index on
-     * every replica. Ratis tells every joining node to install a checkpoint; one of a store at no
-     * index reported "installed at -1", and the node was then never sent the log (seen in a chaos
-     * run with four shards, on the shard no topic used). The metadata group's first leader records
-     * the shard count instead, which opens its store the same way. A failed proposal (a contact
-     * guard still counting the voters right after the start refuses it) is tried again every
-     * {@link #OPEN_RETRY_MS} while this node leads: a shard whose store stayed at no index left a
-     * node added later unable to catch up on it (CI: the joiner's setConfiguration never completed).
-     */
-    private void openEmptyStore(Leadership change) {
-        if (!change.leading() || !isLeader() || host.closing()) {
-            return;
-        }
-        boolean meta = shard == GroupSlots.META;
-        if (meta ? store.clusterShards().isPresent() : store.appliedIndex().index() >= 0) {
-            return;
-        }
-        Command first = meta ? io.hourglass.core.command.ClusterCommands.layout(host.shards())
-                : io.hourglass.core.command.QueueCommands.deleteBatch(List.of());
-        propose(first).whenComplete((r, e) -> {
-            if (e == null && !r.getRefused().isEmpty()) {
-                LOG.warn("{}: the metadata group refused this node's shard count: {}", config.nodeId(), r.getRefused());
-            } else if (e != null) {
-                LOG.debug("{}: {}: opening an empty store failed, trying again: {}", config.nodeId(),
-                        GroupSlots.name(shard), e.toString());
-                CompletableFuture.delayedExecutor(OPEN_RETRY_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
-                        .execute(() -> openEmptyStore(change));
-            }
-        });
-    }
-
-    /** How long a failed first command of an empty store waits before it is proposed again. */
-    private static final long OPEN_RETRY_MS = 500;
 
     /** Once the server runs: this shard's watches. */
     void startWatches() {
