@@ -118,7 +118,7 @@ class StoreFailureTest {
     @Test
     void storeGoneWhileTheNodeShutsDownStillLetsItClose() throws Exception {
         deleteStoreDirectory();
-        // Closing takes a snapshot (a store flush), which now fails.
+        // Closing takes a snapshot (a store sync, which checks its directory), which now fails.
         CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
             try {
                 node.close();
@@ -137,7 +137,7 @@ class StoreFailureTest {
     void storeFailingUnderARunningNodeStopsItOnce() throws Exception {
         deleteStoreDirectory();
         // Writes still go to the open (now unlinked) RocksDB log; the automatic snapshot after
-        // SNAPSHOT_EVERY entries flushes the store, which fails: the node stops by itself.
+        // SNAPSHOT_EVERY entries syncs the store, which fails: the node stops by itself.
         for (int i = 0; i < 2 * SNAPSHOT_EVERY && failures.isEmpty(); i++) {
             try {
                 put("after-delete-" + i);

@@ -145,7 +145,7 @@ public final class NodeMetrics implements AutoCloseable {
         FunctionCounter.builder("hourglass.raft.leader.changes", raft.counters(), RaftCounters::leaderChanges)
                 .description("Leadership changes this node saw").tags(bindTags).register(registry);
         FunctionCounter.builder("hourglass.raft.snapshots.taken", raft, r -> r.stateMachine().snapshotsTaken())
-                .description("Snapshots taken (store flushed, log purgeable)").tags(bindTags).register(registry);
+                .description("Snapshots taken (store synced, log purgeable)").tags(bindTags).register(registry);
         FunctionCounter.builder("hourglass.raft.snapshot.installs", raft, r -> r.stateMachine().snapshotsInstalled())
                 .description("Leader checkpoints installed by this node").tags(bindTags).register(registry);
         FunctionCounter.builder("hourglass.raft.lost.log.step.down.requests", raft.counters(), RaftCounters::lostLogStepDownRequests)

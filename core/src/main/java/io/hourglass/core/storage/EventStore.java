@@ -388,6 +388,28 @@ public final class EventStore implements AutoCloseable {
         return read(StoreDigest::of);
     }
 
+    /**
+     * Makes everything written so far durable by syncing RocksDB's write-ahead log (one fsync), so a
+     * restart recovers the store up to its current applied position. The way to take a snapshot:
+     * waiting for a {@link #flush()} of the memtables held the apply thread — of every node at once,
+     * at the same index — for ~0.7 s (RocksDB still flushes them on its own when they fill). A store
+     * whose directory is gone (a data directory wiped under the running node) fails here, as the
+     * flush did, since a sync of the open, unlinked log would succeed.
+     */
+    public void syncWal() {
+        swap.readLock().lock();
+        try {
+            db.rocks.syncWal();
+            if (!java.nio.file.Files.exists(dir.resolve("CURRENT"))) {
+                throw new StorageException("the store's directory " + dir + " is gone", null);
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("syncing the store's write-ahead log failed: " + e.getMessage(), e);
+        } finally {
+            swap.readLock().unlock();
+        }
+    }
+
     /** Flushes memtables to SST files so the applied state no longer depends on the WAL. */
     public void flush() {
         swap.readLock().lock();
