@@ -36,6 +36,12 @@ final class Membership {
     private final java.util.function.Supplier<RaftClient.Builder> clients;
 
     private final org.apache.ratis.protocol.RaftGroupId groupId;
+    /** What this leader finishes before it gives its leadership away (see {@link RaftNode#beforeTransfer}). */
+    private volatile java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> beforeTransfer =
+            () -> java.util.concurrent.CompletableFuture.completedFuture(null);
+
+    /** The most a transfer waits for {@link #beforeTransfer}: it is a courtesy, the transfer goes ahead anyway. */
+    static final Duration BEFORE_TRANSFER_WAIT = Duration.ofSeconds(1);
 
     Membership(String nodeId, RaftServer server, RaftClient client, java.util.function.Supplier<RaftClient.Builder> clients,
                org.apache.ratis.protocol.RaftGroupId groupId) {
@@ -129,7 +135,28 @@ final class Membership {
      * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
      * or fails after {@code timeout}.
      */
+    void beforeTransfer(java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> work) {
+        this.beforeTransfer = work;
+    }
+
+    /**
+     * Runs {@link #beforeTransfer} and waits for it, at most {@link #BEFORE_TRANSFER_WAIT}: once the
+     * transfer starts, this leader refuses every write until it has stepped down, so what it wants
+     * replicated (the acknowledgements waiting for the next delete batch) goes first.
+     */
+    private void finishBeforeTransfer(String peerId) {
+        try {
+            beforeTransfer.get().get(BEFORE_TRANSFER_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
+            LOG.info("{}: transferring the leadership to {} without finishing what comes first: {}", nodeId, peerId,
+                    e.toString());
+        }
+    }
+
     void transferLeadership(String peerId, Duration timeout) throws IOException {
+        finishBeforeTransfer(peerId);
         // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
         // non-leader answers DIFFERENT_LEADER instead of passing the request on.
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
@@ -157,6 +184,7 @@ final class Membership {
      * (HandOverTest: one attempt left the group leaderless for an election timeout in CI).
      */
     void transferWithRetries(String peerId, Duration timeout) throws IOException {
+        finishBeforeTransfer(peerId);
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
         RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
         if (!reply.isSuccess()) {

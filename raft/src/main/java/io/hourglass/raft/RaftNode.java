@@ -358,6 +358,16 @@ public final class RaftNode implements Replicator, AutoCloseable {
     }
 
     /**
+     * Work this leader finishes before any planned transfer of its leadership (an admin transfer, a
+     * closing node's hand-over, the balancer, a removal), waited for at most a second: the delivery
+     * engine replicates the acknowledgements of its next delete batch, which the next leader would
+     * otherwise deliver again.
+     */
+    public void beforeTransfer(java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> work) {
+        membership.beforeTransfer(work);
+    }
+
+    /**
      * Hands this leader's leadership to {@code peerId} with the retrying transfer of hand-overs
      * (a transferee still catching up is waited for): for a move the node itself needs done.
      */

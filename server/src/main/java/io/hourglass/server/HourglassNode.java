@@ -139,6 +139,8 @@ public final class HourglassNode implements AutoCloseable {
                     config.limits().maxBatchBytes());
             DeliveryEngine shardEngine = new DeliveryEngine(config.delivery(), shardStore, shardRaft, clock);
             applier.addListener(shardEngine);
+            // A planned transfer replicates the pending ACKs first: the next leader does not deliver them again.
+            shardRaft.beforeTransfer(shardEngine::flushDeletes);
             // Each shard's rooms: their gates and sessions run on that shard's leader.
             RoomEngine shardRooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
             applier.addListener(shardRooms);

@@ -410,6 +410,9 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
 
     /** Proposes every queued deletion now; the future completes when all batches have been answered. */
     public CompletableFuture<Void> flushDeletes() {
+        if (!leading) { // also once closed (a closing node's hand-over asks): nothing of ours to replicate
+            return CompletableFuture.completedFuture(null);
+        }
         List<CompletableFuture<Void>> batches = onLoop(() -> leading ? deleter.flush() : List.of());
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new)).exceptionally(e -> null);
     }

@@ -120,6 +120,56 @@ class LeadershipTransferTest {
         LOG.info("done: {}", log.summary());
     }
 
+    /**
+     * Plain ACKs wait for the next delete batch; a leader that hands its leadership over — asked to
+     * (`cluster transfer-leader`) or closing (a rolling restart) — replicates them first, so the next
+     * leader does not deliver those messages again. The batch interval is an hour here: only that
+     * flush can have replicated them.
+     */
+    @Test
+    void plainAcksTakenBeforeATransferAreNotDeliveredAgain() {
+        ackThenMoveLeadership("acked-then-transferred", (from, to) -> {
+            try { // the node's own transfer, as `hourglass cluster transfer-leader` asks it
+                from.node().raft().transferLeadership(to.id(), Duration.ofSeconds(20));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    @Test
+    void plainAcksTakenBeforeTheLeaderClosesAreNotDeliveredAgain() {
+        ackThenMoveLeadership("acked-then-closed", (from, to) -> from.stop());
+    }
+
+    private void ackThenMoveLeadership(String topic, java.util.function.BiConsumer<TestNode, TestNode> move) {
+        TestCluster cluster = resources.start(dir, 3, Map.of("delivery.deleteBatchInterval", "1h"));
+        HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
+        java.util.Map<String, Integer> deliveries = new java.util.concurrent.ConcurrentHashMap<>();
+        Subscription s = client.subscribe(topic, GROUP, (m, ctx) -> {
+            deliveries.merge(m.payloadUtf8(), 1, Integer::sum);
+            ctx.ack();
+        });
+        TestNode from = cluster.leader().orElseThrow();
+        await("subscribed on " + from.id()).atMost(Duration.ofSeconds(30))
+                .until(() -> s.isSubscribed() && from.node().engine().hub().consumers().size() == 1);
+        client.publishBatch(IntStream.range(0, 50).mapToObj(i -> Message.of(topic, "m-" + i)).toList());
+        await("all 50 acknowledged to the leader, their deletions queued").atMost(Duration.ofSeconds(30))
+                .until(() -> deliveries.size() == 50 && from.node().engine().queuedDeletions() == 50);
+
+        TestNode to = cluster.followers().get(0);
+        move.accept(from, to);
+        TestNode next = cluster.awaitLeader();
+        await(next.id() + " leads and the consumer follows").atMost(Duration.ofSeconds(30))
+                .until(() -> s.isSubscribed() && next.node().engine().hub().consumers().size() == 1);
+        // A message published now is dispatched after any redelivery of the older keys would be.
+        client.publish(Message.of(topic, "marker"));
+        await("the marker arrives").atMost(Duration.ofSeconds(30)).until(() -> deliveries.containsKey("marker"));
+        assertEquals(Map.of(), deliveries.entrySet().stream().filter(e -> e.getValue() > 1)
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)), "delivered again after the move");
+        assertEquals(1, StoreImage.countTopic(next.node().store(), topic), "only the marker is stored");
+    }
+
     private static long consumersOf(TestNode node) {
         return node.node().engine().hub().consumers().stream().map(Consumer::topic).filter(TOPIC::equals).count();
     }
