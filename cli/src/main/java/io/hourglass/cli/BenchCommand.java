@@ -127,6 +127,8 @@ final class BenchCommand implements Callable<Integer> {
         private final AtomicLong acked = new AtomicLong();
         private final AtomicLong errors = new AtomicLong();
         private final AtomicLong delivered = new AtomicLong();
+        /** By the message number in payload bytes 8-15. */
+        private final FirstDeliveries firsts = new FirstDeliveries();
         private final AtomicLong early = new AtomicLong();
         private final AtomicLong lastAckNanos = new AtomicLong();
         /** Guards the longest gap between two acks and when it ended (epoch ms). */
@@ -273,8 +275,9 @@ final class BenchCommand implements Callable<Integer> {
 
         private void publish(HourglassClient client, long intendedNanos, Duration delay, Semaphore slots) {
             byte[] payload = new byte[size];
-            ByteBuffer.wrap(payload).putLong(intendedNanos);
-            String name = names[(int) (nextName.getAndIncrement() % names.length)];
+            long seq = nextName.getAndIncrement();
+            ByteBuffer.wrap(payload).putLong(intendedNanos).putLong(seq); // size is at least 16
+            String name = names[(int) (seq % names.length)];
             client.publishAsync(Message.builder(name).payload(payload).delay(delay).build()).whenComplete((r, e) -> {
                 slots.release();
                 if (e != null) {
@@ -297,12 +300,22 @@ final class BenchCommand implements Callable<Integer> {
 
         private void count(ReceivedMessage m, DeliveryContext c) {
             c.ack();
-            delivered.incrementAndGet();
+            if (first(m)) {
+                delivered.incrementAndGet();
+            }
+        }
+
+        /** Whether this is the message's first delivery (see {@link FirstDeliveries}). */
+        private boolean first(ReceivedMessage m) {
+            return firsts.first(ByteBuffer.wrap(m.payload()).getLong(8));
         }
 
         /** Publish to deliver, from the intended send time in the payload. */
         private void record(ReceivedMessage m, DeliveryContext c) {
             c.ack();
+            if (!first(m)) {
+                return;
+            }
             long sentAt = ByteBuffer.wrap(m.payload()).getLong();
             long now = System.nanoTime();
             long sentWallMs = wallOffsetMs + TimeUnit.NANOSECONDS.toMillis(sentAt);
@@ -323,6 +336,9 @@ final class BenchCommand implements Callable<Integer> {
         /** Delivered minus due, as the server stamped both; a delivery before its due time is early. */
         private void lateness(ReceivedMessage m, DeliveryContext c) {
             c.ack();
+            if (!first(m)) {
+                return;
+            }
             long lateMs = m.deliveredAtMs() - m.dueAtMs();
             if (lateMs < 0) {
                 early.incrementAndGet();
@@ -387,6 +403,7 @@ final class BenchCommand implements Callable<Integer> {
             r.put("seconds", Math.round(seconds * 1000) / 1000.0);
             r.put("msgPerSec", Math.round(messages / Math.max(seconds, 1e-9)));
             r.put("errors", errors.get());
+            r.put("duplicates", firsts.duplicates());
             synchronized (gapLock) {
                 r.put("maxGapMs", TimeUnit.NANOSECONDS.toMillis(maxGapNanos));
                 if (maxGapEndMs > 0) {

@@ -48,10 +48,12 @@ class BenchCommandTest {
         List<String> lines = r.outLines();
         assertEquals(1, lines.size(), "one record: " + r.out());
         JsonNode record = JSON.readTree(lines.get(0));
-        for (String field : List.of("metric", "messages", "seconds", "msgPerSec", "errors", "maxGapMs", "maxGapEndedAtMs")) {
+        for (String field : List.of("metric", "messages", "seconds", "msgPerSec", "errors", "duplicates", "maxGapMs",
+                "maxGapEndedAtMs")) {
             assertTrue(record.has(field), field + " in " + record);
         }
         assertEquals(0, record.get("errors").asLong(), record.toString());
+        assertEquals(0, record.get("duplicates").asLong(), "one node, no failover: " + record);
         return record;
     }
 
