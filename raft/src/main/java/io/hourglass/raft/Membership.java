@@ -131,10 +131,7 @@ final class Membership {
         return toMembers(peers);
     }
 
-    /**
-     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
-     * or fails after {@code timeout}.
-     */
+    /** Sets {@link #beforeTransfer}. */
     void beforeTransfer(java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> work) {
         this.beforeTransfer = work;
     }
@@ -155,6 +152,10 @@ final class Membership {
         }
     }
 
+    /**
+     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
+     * or fails after {@code timeout}.
+     */
     void transferLeadership(String peerId, Duration timeout) throws IOException {
         finishBeforeTransfer(peerId);
         // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
