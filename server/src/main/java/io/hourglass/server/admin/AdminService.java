@@ -166,7 +166,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 try {
                     first.transferLeadership(r.getId(), Duration.ofSeconds(20));
                 } catch (java.io.IOException e) {
-                    throw transferFailed(r.getId(), e);
+                    throw TransferFailures.of(r.getId(), e);
                 }
             }
             return MembershipResponse.newBuilder().setLeaderId(r.getId())
@@ -446,24 +446,6 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             throw new UnavailableException("no leader right now: the cluster may have no quorum", null);
         }
         answer(out, () -> forward.apply(stub(leader)));
-    }
-
-    /**
-     * What a failed transfer tells the caller. Ratis may lose a transfer's election to the third
-     * node on a busy machine (DIFFERENT_LEADER): UNAVAILABLE, which the CLI and the client retry
-     * against the node that leads now. Anything else (the target did not catch up in time, is
-     * unreachable): FAILED_PRECONDITION saying so — never INTERNAL, nothing is wrong with the node.
-     */
-    static io.hourglass.core.HourglassException transferFailed(String target, java.io.IOException e) {
-        String message = String.valueOf(e.getMessage());
-        if (message.contains("DIFFERENT_LEADER")) {
-            return new UnavailableException("leadership went to another node than " + excerpt(target)
-                    + " in the transfer's election; ask again", null);
-        }
-        // Ratis ends its message with the outcome (TIMED_OUT, NOT_UP_TO_DATE, ...).
-        String outcome = message.substring(message.lastIndexOf(": ") + 1).trim();
-        return new io.hourglass.core.FailedPreconditionException("leadership did not move to " + excerpt(target)
-                + ": " + excerpt(outcome));
     }
 
     /** A channel to another node's client port (with this node's peer credentials), kept for reuse. */

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class TransferFailureTest {
     @Test
     void aTransferWhoseElectionAnotherNodeWonIsRetryable() {
-        Status s = StatusMapper.toStatus(AdminService.transferFailed("n1", new IOException("leadership transfer to n1 "
+        Status s = StatusMapper.toStatus(TransferFailures.of("n1", new IOException("leadership transfer to n1 "
                 + "failed: org.apache.ratis.protocol.exceptions.TransferLeadershipException: n3@group-C1A8289C016B: "
                 + "Failed to transfer leadership to n1 (the current leader is n2): DIFFERENT_LEADER"))).getStatus();
         assertEquals(Status.Code.UNAVAILABLE, s.getCode(), s.toString());
@@ -22,12 +22,12 @@ class TransferFailureTest {
 
     @Test
     void anyOtherFailureSaysWhatHappenedAsAFailedPrecondition() {
-        Status s = StatusMapper.toStatus(AdminService.transferFailed("n3", new IOException("leadership transfer to n3 "
+        Status s = StatusMapper.toStatus(TransferFailures.of("n3", new IOException("leadership transfer to n3 "
                 + "failed: org.apache.ratis.protocol.exceptions.TransferLeadershipException: n1@group-C1A8289C016B: "
                 + "Failed to transfer leadership to n3 (the current leader is n1): TIMED_OUT(20s)"))).getStatus();
         assertEquals(Status.Code.FAILED_PRECONDITION, s.getCode(), s.toString());
         assertEquals("leadership did not move to n3: TIMED_OUT(20s)", s.getDescription());
-        Status longId = StatusMapper.toStatus(AdminService.transferFailed("x".repeat(5000), new IOException("?")))
+        Status longId = StatusMapper.toStatus(TransferFailures.of("x".repeat(5000), new IOException("?")))
                 .getStatus();
         assertTrue(longId.getDescription().length() < 200, "the id is cut to an excerpt: " + longId);
     }
