@@ -22,7 +22,7 @@ final class ProtoCodec {
                 .setEveryMs(message.every().toMillis())
                 // Every message gets an id the broker deduplicates on, so a retried publish whose
                 // first attempt did commit (a failover, a lost answer) stores the message once.
-                .setProducerId(message.producerId().isEmpty() ? java.util.UUID.randomUUID().toString()
+                .setProducerId(message.producerId().isEmpty() ? ProducerIds.next()
                         : message.producerId())
                 .build();
     }

@@ -86,7 +86,7 @@ public final class RoomClient {
         // One idempotency key per send, kept across its retries: a retry after a lost answer gets the
         // first message's id back instead of enqueueing the message twice.
         RoomSendRequest request = sendRequest(room, payload).setPriority(priority)
-                .setClientId(clientId).setProducerId(java.util.UUID.randomUUID().toString()).build();
+                .setClientId(clientId).setProducerId(ProducerIds.next()).build();
         return caller.call("send to room '" + room + "'", request,
                         RoomsGrpc.RoomsStub::send)
                 .thenApply(r -> r.getMessageId());
