@@ -55,6 +55,7 @@ final class Db {
     private final BloomFilter bloom;
     final WriteOptions writeOptions;
     final RocksDB rocks;
+    final BlobGarbage blobGarbage;
     final List<ColumnFamilyHandle> handles = new ArrayList<>();
     final ColumnFamilyHandle events;
     final ColumnFamilyHandle expiry;
@@ -88,10 +89,11 @@ final class Db {
         // the SST files keep only keys and blob references: compactions, which rewrite SST files
         // level by level, then move ~50 bytes per message instead of the whole body, and no longer
         // compress and decompress bodies on every pass (compaction had grown to 30-40 % of a node's
-        // CPU under publish load). Blob garbage collection rewrites what is still live in the oldest
-        // blob files as compactions reach them; a file whose messages are all gone is deleted.
+        // CPU under publish load). A blob file whose messages are all gone is deleted; collection of
+        // files that a few live messages keep (see BlobGarbage) starts off and is switched as needed,
+        // and while on, forces compactions of the oldest files once half their bytes are garbage.
         eventsOptions = new ColumnFamilyOptions(cfOptions).setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES)
-                .setEnableBlobGarbageCollection(true);
+                .setBlobGarbageCollectionForceThreshold(BlobGarbage.ENABLE_AT);
         // WAL on, no fsync per write: the Raft log is the durable record (RATIS-NOTES.md).
         writeOptions = new WriteOptions().setSync(false);
         List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
@@ -101,6 +103,8 @@ final class Db {
                     name.equals("events") ? eventsOptions : cfOptions));
         }
         rocks = RocksDB.open(dbOptions, dir.toString(), descriptors, handles);
+        blobGarbage = new BlobGarbage(this);
+        blobGarbage.adjust();
         events = handles.get(1);
         expiry = handles.get(2);
         receipts = handles.get(3);

@@ -106,10 +106,7 @@ public final class EventStore implements AutoCloseable {
         commit(batch, position, 0);
     }
 
-    /**
-     * Writes the batch, the applied position and the state machine's clock, raised to {@code stampMs}
-     * when that is later, in one atomic RocksDB write.
-     */
+    /** Writes batch, applied position and clock (raised to {@code stampMs} if later) in one RocksDB write. */
     public void commit(StoreBatch batch, TermIndex position, long stampMs) {
         boolean later = stampMs > clockMs;
         swap.readLock().lock();
@@ -123,6 +120,7 @@ public final class EventStore implements AutoCloseable {
                 batch.writeBatch().put(d.meta, Db.CLOCK_KEY, Db.encodeLong(stampMs));
             }
             d.rocks.write(d.writeOptions, batch.writeBatch());
+            d.blobGarbage.afterCommit();
         } catch (RocksDBException e) {
             throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
         } finally {

@@ -2,6 +2,7 @@ package io.hourglass.core.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -12,6 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.CompactRangeOptions;
 import org.rocksdb.FlushOptions;
 
 /**
@@ -64,6 +66,46 @@ class DbOptionsTest {
     }
 
     @Test
+    void blobGarbageCollectionRunsOnlyWhileDeletedBodiesFillTheBlobFiles() throws Exception {
+        Db db = new Db(dir);
+        try {
+            byte[] body = new byte[1024];
+            // The oldest blob file: 2 000 bodies of which one lives on (a message delayed by a day).
+            for (int i = 0; i < 2000; i++) {
+                db.rocks.put(db.events, key(i), body);
+            }
+            flush(db);
+            for (int f = 1; f <= 3; f++) {
+                for (int i = 0; i < 100; i++) {
+                    db.rocks.put(db.events, key(f * 10_000 + i), body);
+                }
+                flush(db);
+            }
+            assertEquals(4, count(".blob"));
+            assertFalse(db.blobGarbage.adjust(), "no garbage yet: a backlog's bodies are left where they are");
+            Path oldest = oldestBlob();
+
+            for (int i = 1; i < 2000; i++) {
+                db.rocks.delete(db.events, key(i));
+            }
+            flush(db);
+            db.rocks.compactRange(db.events);
+            assertTrue(Files.exists(oldest), "one live message keeps the oldest file, 99.9 % garbage");
+            assertTrue(db.blobGarbage.adjust(), "most blob bytes are garbage: collection on");
+
+            try (CompactRangeOptions all = new CompactRangeOptions()
+                    .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForce)) {
+                db.rocks.compactRange(db.events, null, null, all);
+            }
+            assertFalse(Files.exists(oldest), "the live body moved out and the oldest file went");
+            assertEquals(1024, db.rocks.get(db.events, key(0)).length, "the live message reads as before");
+            assertFalse(db.blobGarbage.adjust(), "garbage is gone: collection off again");
+        } finally {
+            db.close();
+        }
+    }
+
+    @Test
     void lastLevelFilesAreNotRewrittenRightAwayForSnapshotsSake() throws Exception {
         Db db = new Db(dir);
         db.close();
@@ -81,6 +123,13 @@ class DbOptionsTest {
     private static void flush(Db db) throws Exception {
         try (FlushOptions fo = new FlushOptions().setWaitForFlush(true)) {
             db.rocks.flush(fo, db.events);
+        }
+    }
+
+    private Path oldestBlob() throws Exception {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.getFileName().toString().endsWith(".blob"))
+                    .min(java.util.Comparator.comparing(p -> p.getFileName().toString())).orElseThrow();
         }
     }
 
