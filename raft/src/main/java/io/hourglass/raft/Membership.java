@@ -40,12 +40,18 @@ final class Membership {
     private volatile java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> beforeTransfer =
             () -> java.util.concurrent.CompletableFuture.completedFuture(null);
 
+    /** Holds this node's proposals back while a transfer starts (see Proposer#hold); returns the release. */
+    private final java.util.function.LongFunction<Runnable> holdProposals;
+    /** The most a transfer waits for the proposals already in this leader's log to be answered. */
+    static final long HOLD_WAIT_MS = 200;
+
     /** The most a transfer waits for {@link #beforeTransfer}: it is a courtesy, the transfer goes ahead anyway. */
     static final Duration BEFORE_TRANSFER_WAIT = Duration.ofSeconds(1);
 
     Membership(String nodeId, RaftServer server, RaftClient client, java.util.function.Supplier<RaftClient.Builder> clients,
-               org.apache.ratis.protocol.RaftGroupId groupId) {
+               org.apache.ratis.protocol.RaftGroupId groupId, java.util.function.LongFunction<Runnable> holdProposals) {
         this.nodeId = nodeId;
+        this.holdProposals = holdProposals;
         this.groupId = groupId;
         this.server = server;
         this.client = client;
@@ -170,12 +176,15 @@ final class Membership {
         org.apache.ratis.conf.RaftProperties longer = new org.apache.ratis.conf.RaftProperties(server.getProperties());
         org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(longer,
                 TimeDuration.valueOf(timeout.toMillis() + 2_000, TimeUnit.MILLISECONDS));
+        Runnable release = holdProposals.apply(HOLD_WAIT_MS);
         try (RaftClient once = clients.get().setProperties(longer).setRaftGroup(server.getDivision(groupId).getGroup())
                 .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
             RaftClientReply reply = once.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
             if (!reply.isSuccess()) {
                 throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
             }
+        } finally {
+            release.run();
         }
     }
 
@@ -187,9 +196,14 @@ final class Membership {
     void transferWithRetries(String peerId, Duration timeout) throws IOException {
         finishBeforeTransfer(peerId);
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
-        RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
-        if (!reply.isSuccess()) {
-            throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+        Runnable release = holdProposals.apply(HOLD_WAIT_MS);
+        try {
+            RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
+            if (!reply.isSuccess()) {
+                throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
+            }
+        } finally {
+            release.run();
         }
     }
 

@@ -84,7 +84,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final LeadershipNotifier leadership;
     private final LogWatches watches;
     private final Forwarder forwarder;
-    private final Proposer proposer;
+    /** Package-private for tests. */
+    final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
     private final RaftCounters counters;
@@ -154,7 +155,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
         this.proposer = new Proposer(server, groupId, forwarder, selfId, maxEntryBytes, config.requestTimeout(),
                 this::grpcAddressOf, proposals, contact);
         this.membership = new Membership(config.nodeId(), server, client,
-                () -> RaftClient.newBuilder().setProperties(host.properties).setParameters(transport.parameters), groupId);
+                () -> RaftClient.newBuilder().setProperties(host.properties).setParameters(transport.parameters), groupId,
+                proposer::hold);
         this.handOver = new ShardHandOver(config, shard, membership, view, this::status, this::isLeader, host::closing);
         this.watches = new LogWatches(config, this::status, view, stateMachine::installing,
                 stateMachine::downloadedFrom, membership);
