@@ -181,10 +181,7 @@ public final class RaftHost implements AutoCloseable {
         return new RaftNode(this, METADATA, applier, proposals); // registers itself
     }
 
-    /**
-     * The replica that holds the peer registry and the security state and names the members: the
-     * metadata group's, or shard 0's in a cluster without one.
-     */
+    /** The replica that holds the peer registry and security state: the metadata group's, or shard 0's. */
     public RaftNode metadata() {
         return slots.metadata();
     }
@@ -481,9 +478,12 @@ public final class RaftHost implements AutoCloseable {
                 handOvers.add(t);
             }
         }
+        // Bounded: a transfer retries while its transferee is unreachable (every node closing at once
+        // hung a test's close for good); past it the node closes and the group elects as after a crash.
+        long deadline = System.nanoTime() + config.handOverTimeout().plusSeconds(1).toNanos();
         for (Thread t : handOvers) {
             try {
-                t.join();
+                t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
