@@ -165,6 +165,21 @@ class StateApplierTest {
         assertEquals(2, countMessages());
     }
 
+    /** Retried, new and absent producer ids in one entry: each gets its own answer. */
+    @Test
+    void anEntryMixingRetriesNewIdsAndNoIdsStoresAllButTheRetries() {
+        EventKey a = apply(putWithId("t", "p-a", "a"), 1_000).published().get(0);
+        Command.Builder mixed = putWithId("t", "p-b", "b");
+        mixed.getPutBuilder().addMessages(NewMessage.newBuilder().setTopic("t").setProducerId("p-a")
+                .setPayload(ByteString.copyFromUtf8("a")))
+                .addMessages(NewMessage.newBuilder().setTopic("t").setPayload(ByteString.copyFromUtf8("no id")));
+        List<EventKey> keys = apply(mixed, 2_000).published();
+        assertEquals(a, keys.get(1), "the retried id answers with the first message's key");
+        assertTrue(!keys.get(0).equals(a) && !keys.get(2).equals(a) && !keys.get(0).equals(keys.get(2)));
+        assertEquals(3, countMessages());
+        assertEquals(java.util.Optional.of(keys.get(0)), store.keyOfProducerId("p-b"));
+    }
+
     @Test
     void producerIdsAreForgottenAfterTheDedupWindow() {
         EventKey first = apply(putWithId("t", "p-1", "x"), 1_000).published().get(0);
