@@ -164,9 +164,6 @@ final class Membership {
      */
     void transferLeadership(String peerId, Duration timeout) throws IOException {
         finishBeforeTransfer(peerId);
-        // Addressed to the current leader explicitly: the client's cached leader may be stale, and a
-        // non-leader answers DIFFERENT_LEADER instead of passing the request on.
-        RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
         // One attempt, never retried by the client: while a transfer is pending the leader refuses
         // every write, so the retries of the proposals' policy (up to a hundred, each pending for up
         // to the timeout) kept a leader refusing writes for minutes after a transfer to a node it
@@ -176,15 +173,9 @@ final class Membership {
         org.apache.ratis.conf.RaftProperties longer = new org.apache.ratis.conf.RaftProperties(server.getProperties());
         org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(longer,
                 TimeDuration.valueOf(timeout.toMillis() + 2_000, TimeUnit.MILLISECONDS));
-        Runnable release = holdProposals.apply(HOLD_WAIT_MS);
         try (RaftClient once = clients.get().setProperties(longer).setRaftGroup(server.getDivision(groupId).getGroup())
                 .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            RaftClientReply reply = once.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
-            if (!reply.isSuccess()) {
-                throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
-            }
-        } finally {
-            release.run();
+            transferThrough(once, peerId, timeout);
         }
     }
 
@@ -195,10 +186,19 @@ final class Membership {
      */
     void transferWithRetries(String peerId, Duration timeout) throws IOException {
         finishBeforeTransfer(peerId);
+        transferThrough(client, peerId, timeout);
+    }
+
+    /**
+     * Ratis' transfer through {@code via}, with this node's proposals held meanwhile (see
+     * Proposer#hold). Addressed to the current leader explicitly: the client's cached leader may be
+     * stale, and a non-leader answers DIFFERENT_LEADER instead of passing the request on.
+     */
+    private void transferThrough(RaftClient via, String peerId, Duration timeout) throws IOException {
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
         Runnable release = holdProposals.apply(HOLD_WAIT_MS);
         try {
-            RaftClientReply reply = client.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
+            RaftClientReply reply = via.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
             if (!reply.isSuccess()) {
                 throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
             }

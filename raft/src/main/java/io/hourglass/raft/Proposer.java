@@ -7,10 +7,16 @@ import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.CommandReply;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -42,12 +48,11 @@ final class Proposer {
      * Non-null while this leader prepares a transfer of its leadership ({@link #hold}): proposals
      * wait for it, then go wherever the leader is by then.
      */
-    private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<Void>> held =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final AtomicReference<CompletableFuture<Void>> held = new AtomicReference<>();
     /** Proposals handed to this node's division and not answered yet. */
-    private final java.util.Set<CompletableFuture<RaftClientReply>> inDivision = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<CompletableFuture<RaftClientReply>> inDivision = ConcurrentHashMap.newKeySet();
     /** Proposals between reading {@link #held} and joining {@link #inDivision}. */
-    private final java.util.concurrent.atomic.AtomicInteger routing = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger routing = new AtomicInteger();
 
     /** The client id of proposals this node hands to its own division while it leads. */
     private final ClientId directClientId = ClientId.randomId();
@@ -145,7 +150,7 @@ final class Proposer {
                     .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             // answered with a failure, or not within the bound: the transfer goes ahead all the same
         }
         return () -> {

@@ -60,8 +60,4 @@ final class BlobGarbage {
         }
         return collecting;
     }
-
-    synchronized boolean collecting() {
-        return collecting;
-    }
 }
