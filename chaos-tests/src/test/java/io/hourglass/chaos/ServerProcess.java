@@ -29,8 +29,8 @@ import java.util.stream.Stream;
  *
  * <p>Layout under the node's directory: {@code data/} (the node's state), {@code server.out} (stdout
  * and stderr of every incarnation, appended, each headed by a marker line) and {@code logs/} (the
- * server's rolling log file). {@link #close()} kills the process and deletes {@code data/}; the
- * logs stay for the post-mortem.
+ * server's rolling log file). {@link #close()} kills the process and deletes {@code data/}
+ * ({@code -Dchaos.keepData=true} keeps it for a post-mortem); the logs stay for the post-mortem.
  *
  * <p>Not thread-safe: one test thread drives it. A JVM shutdown hook kills a still-running process
  * so that an aborted test run leaves no orphan behind.
@@ -423,7 +423,9 @@ public final class ServerProcess implements AutoCloseable {
         try {
             kill();
         } finally {
-            deleteRecursively(dataDir());
+            if (!Boolean.getBoolean("chaos.keepData")) {
+                deleteRecursively(dataDir());
+            }
         }
     }
 

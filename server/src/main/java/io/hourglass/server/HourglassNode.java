@@ -144,8 +144,9 @@ public final class HourglassNode implements AutoCloseable {
             // Each shard's rooms: their gates and sessions run on that shard's leader.
             RoomEngine shardRooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
             applier.addListener(shardRooms);
-            EngineLeadership engines = new EngineLeadership(List.of(shardEngine::setLeading, shardRooms::setLeading));
-            shardRaft.addLeadershipListener(change -> engines.leading(change.leading()));
+            EngineLeadership engines = new EngineLeadership(
+                    List.of((on, term) -> shardEngine.setLeading(on), shardRooms::setLeading));
+            shardRaft.addLeadershipListener(change -> engines.leading(change.leading(), change.term()));
             shardRaft.addCutOffListener(engines::cutOff);
             if (i == 0) {
                 store = shardStore;

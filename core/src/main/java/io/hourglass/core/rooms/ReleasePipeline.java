@@ -47,8 +47,9 @@ final class ReleasePipeline {
             return proposed;
         }
 
-        Command toCommand(String room) {
-            RoomReleaseCmd.Builder b = RoomReleaseCmd.newBuilder().setTicket(ticket);
+        /** @param leaderTerm the term this node leads in, so that no other term's entry applies it (0: any) */
+        Command toCommand(String room, long leaderTerm) {
+            RoomReleaseCmd.Builder b = RoomReleaseCmd.newBuilder().setTicket(ticket).setLeaderTerm(leaderTerm);
             String settles = null;
             for (GateAction a : actions) {
                 if (a instanceof GateAction.Release r) {

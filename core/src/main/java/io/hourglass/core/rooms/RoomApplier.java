@@ -68,7 +68,14 @@ public final class RoomApplier implements CommandApplier {
         RoomChange change;
         switch (command.getOpCase()) {
             case SEND -> change = room.isEmpty() ? null : send(batch, room, command.getSend(), stampMs, position);
-            case RELEASE -> change = room.isEmpty() ? null : release(batch, room, command.getRelease(), stampMs);
+            case RELEASE -> {
+                if (isStale(command.getRelease(), position)) {
+                    LOG.info("entry {}: a release in room '{}' decided by the leader of term {} is ignored in term {}",
+                            position, room, command.getRelease().getLeaderTerm(), position.term());
+                    return new ApplyResult(position, stampMs, List.of(), false, List.of(), List.of(), List.of());
+                }
+                change = room.isEmpty() ? null : release(batch, room, command.getRelease(), stampMs);
+            }
             case CONFIGURE -> change = room.isEmpty() ? null : configure(batch, room, command.getConfigure());
             default -> throw new IllegalStateException("entry " + position + " holds an unknown room command: "
                     + command.getOpCase());
@@ -121,6 +128,15 @@ public final class RoomApplier implements CommandApplier {
             sent.add(PendingMessage.of(key, stored));
         }
         return new RoomChange.Sent(room, sent, answered);
+    }
+
+    /**
+     * Whether a release was decided by a leader of another term than the one that appended it: one
+     * proposed by a leader that then handed its leadership over, forwarded to the next leader. Raft
+     * keeps an entry's term across leaders, so every replica answers the same.
+     */
+    static boolean isStale(RoomReleaseCmd release, TermIndex position) {
+        return release.getLeaderTerm() != 0 && release.getLeaderTerm() != position.term();
     }
 
     private RoomChange release(StoreBatch batch, String room, RoomReleaseCmd release, long stampMs) {

@@ -84,15 +84,18 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
      * Leadership changed. Gaining it builds the leader state from the store (call it once this node
      * has applied everything committed, as Ratis' leader-ready notification does); losing it closes
      * every session.
+     *
+     * @param term the Raft term this node leads in: its release decisions apply only in entries of
+     *             that term, never after being forwarded to a later leader (0: not fenced)
      */
-    public void setLeading(boolean nowLeading) {
+    public void setLeading(boolean nowLeading, long term) {
         synchronized (this) {
             if (leading == nowLeading) {
                 return;
             }
             leading = nowLeading;
         }
-        loop.submit(nowLeading ? this::becomeLeader : () -> stepDown("this node is no longer the leader"));
+        loop.submit(nowLeading ? () -> becomeLeader(term) : () -> stepDown("this node is no longer the leader"));
     }
 
     public boolean isLeading() {
@@ -319,7 +322,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         loop.close();
     }
 
-    private void becomeLeader() {
+    private void becomeLeader(long term) {
         if (leader != null) {
             leader.close("leadership restarted");
         }
@@ -330,7 +333,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
                         event.run();
                     }
                 }),
-                config.clientTimeout().toMillis(), config.resubscribeGrace().toMillis());
+                config.clientTimeout().toMillis(), config.resubscribeGrace().toMillis(), term);
         leader = self[0];
     }
 

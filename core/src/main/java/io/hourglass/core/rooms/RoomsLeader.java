@@ -39,6 +39,8 @@ final class RoomsLeader {
     private final Consumer<Runnable> submit;
     private final long defaultTimeoutMs;
     private final long loadedIndex;
+    /** The term this leader leads in: its releases apply only in entries of that term (0: any). */
+    private final long term;
     private final Map<ClientId, ClientSession> sessions = new HashMap<>();
     private final Map<String, RoomGate> gates = new HashMap<>();
     private final Map<String, ReleasePipeline> pipelines = new HashMap<>();
@@ -46,7 +48,7 @@ final class RoomsLeader {
 
     private RoomsLeader(RoomStore store, Replicator replicator, Clock clock, RoomCounters counters,
                         List<RoomObserver> observers, LongSupplier tickets, Consumer<Runnable> submit,
-                        long defaultTimeoutMs, long loadedIndex) {
+                        long defaultTimeoutMs, long loadedIndex, long term) {
         this.store = store;
         this.replicator = replicator;
         this.clock = clock;
@@ -57,19 +59,22 @@ final class RoomsLeader {
         this.submit = submit;
         this.defaultTimeoutMs = defaultTimeoutMs;
         this.loadedIndex = loadedIndex;
+        this.term = term;
     }
 
     /**
      * Reads every room's replicated state. A room with a surviving backlog keeps it {@code graceMs} for
      * its members; a room with a message in flight releases nothing until every recorded holder of it
      * has resubscribed, or for {@code min(graceMs, defaultTimeoutMs)} when some do not come back.
+     *
+     * @param term the Raft term this node leads in (0: releases are not fenced by term)
      */
     static RoomsLeader load(RoomStore store, Replicator replicator, Clock clock, RoomCounters counters,
                             List<RoomObserver> observers, LongSupplier tickets, Consumer<Runnable> submit,
-                            long defaultTimeoutMs, long graceMs) {
+                            long defaultTimeoutMs, long graceMs, long term) {
         RoomStore.Loaded loaded = store.loadAll();
         RoomsLeader leader = new RoomsLeader(store, replicator, clock, counters, observers, tickets, submit,
-                defaultTimeoutMs, loaded.position().index());
+                defaultTimeoutMs, loaded.position().index(), term);
         long now = clock.millis();
         Set<String> names = new HashSet<>(loaded.pending().keySet());
         loaded.rooms().forEach((name, r) -> {
@@ -85,8 +90,8 @@ final class RoomsLeader {
             leader.gates.put(name, RoomGate.recovered(name, settingsOf(stored), pending, StoredInFlight.of(stored),
                     now, now + graceMs, now + Math.min(graceMs, defaultTimeoutMs)));
         }
-        LOG.info("rooms leader at applied {}: {} rooms with replicated state, {} pending messages",
-                loaded.position(), names.size(), messages);
+        LOG.info("rooms leader of term {} at applied {}: {} rooms with replicated state, {} pending messages",
+                term, loaded.position(), names.size(), messages);
         return leader;
     }
 
@@ -337,7 +342,7 @@ final class RoomsLeader {
         }
         long ticket = step.get().ticket;
         try {
-            replicator.propose(step.get().toCommand(room)).whenComplete((reply, error) -> {
+            replicator.propose(step.get().toCommand(room, term)).whenComplete((reply, error) -> {
                 if (error != null) {
                     submit.accept(() -> onProposalFailed(room, ticket, error));
                 }

@@ -135,6 +135,23 @@ class RoomApplierTest {
     }
 
     @Test
+    void aReleaseDecidedInAnotherTermThanItsEntrysChangesNothingOnEveryReplica() {
+        RoomKey k = keys(apply(send("r", 0, "m"))).get(0);
+        RoomCommand.Builder stale = release("r", 9, true, "", k);
+        stale.getReleaseBuilder().setLeaderTerm(1);
+        ApplyResult r = applier.apply(Command.newBuilder().setStampedAtMs(6000).setRoom(stale).build(),
+                new TermIndex(2, ++index));
+        assertEquals(List.of(), r.changes(), "the leader of term 2 never asked for it");
+        assertTrue(rooms.message("r", k).isPresent(), "still pending");
+        assertFalse(rooms.room("r").hasInFlight());
+        assertEquals(new TermIndex(2, index), store.appliedIndex(), "the entry still counts as applied");
+        RoomCommand.Builder current = release("r", 10, true, "", k);
+        current.getReleaseBuilder().setLeaderTerm(2);
+        applier.apply(Command.newBuilder().setStampedAtMs(6001).setRoom(current).build(), new TermIndex(2, ++index));
+        assertEquals(k.id(), rooms.room("r").getInFlight().getId(), "its own term's release applies");
+    }
+
+    @Test
     void atLeastOnceReleaseKeepsTheWholeMessageAndAnswersARetryFromIt() {
         apply(atLeastOnce("r"));
         RoomKey k = keys(apply(send("r", 0, "m"))).get(0);

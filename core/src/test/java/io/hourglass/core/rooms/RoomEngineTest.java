@@ -161,7 +161,7 @@ class RoomEngineTest {
     @Test
     void losingLeadershipEndsEverySessionAndRefusesRequests() {
         TestClient a = f.join("A", "r", SYNC);
-        f.engine.setLeading(false);
+        f.engine.setLeading(false, f.replicator.term());
         f.run();
         assertNotNull(a.closedReason);
         CompletionException e = assertThrows(CompletionException.class, () -> f.await(f.engine.ping(a.id)));

@@ -65,7 +65,7 @@ class RoomEngineThreadTest {
             applier.addListener(engine);
             try (engine) {
                 engine.start();
-                engine.setLeading(true);
+                engine.setLeading(true, 1);
                 Recorder a = new Recorder();
                 Recorder b = new Recorder();
                 ClientId ida = engine.connect(a).get(5, TimeUnit.SECONDS);
@@ -95,7 +95,7 @@ class RoomEngineThreadTest {
             RoomEngine engine = new RoomEngine(RoomsConfig.DEFAULTS, LimitsConfig.DEFAULTS, store,
                     new LocalReplicator(applier, clock), clock);
             engine.start();
-            engine.setLeading(true);
+            engine.setLeading(true, 1);
             engine.close();
             var loop = new io.hourglass.core.loop.EventLoop("t", clock, io.hourglass.core.loop.EventLoop.Mode.QUEUED);
             loop.close();

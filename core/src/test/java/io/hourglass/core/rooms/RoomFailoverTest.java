@@ -170,6 +170,30 @@ class RoomFailoverTest {
         assertEquals(List.of("m1", "urgent", "m2"), a2.payloads());
     }
 
+    /**
+     * The chaos run's stalled room: the old leader proposed its Settle right before handing its
+     * leadership over; held through the transfer, it was forwarded to the next leader and appended
+     * there, after that leader had rebuilt the room from the store. Applied, it cleared the in-flight
+     * record the new leader was about to redeliver: the redelivery found nothing, nobody could ack,
+     * and nothing was released again. A decision applies only in its own leader's term.
+     */
+    @Test
+    void atLeastOnceAnOldLeadersSettleAppliedUnderTheNextLeaderDoesNotStallTheRoom() {
+        f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
+        TestClient a = f.join("A", "r", SYNC);
+        f.send("r", 0, "m1");
+        f.replicator.deferNext(); // the Settle that A's ack leads to
+        assertEquals(AckOutcome.ACKED, a.ackLast());
+        f.failover();
+        f.replicator.commitDeferred(); // forwarded, and appended in the new leader's term
+        f.send("r", 0, "m2");
+        TestClient a2 = f.join("A2", "r", SYNC);
+        pastTheHold(a2);
+        assertEquals(List.of("m1"), a2.payloads(), "redelivered: the new leader cannot know it was acked");
+        assertEquals(AckOutcome.ACKED, a2.ackLast());
+        assertEquals(List.of("m1", "m2"), a2.payloads(), "and the room goes on");
+    }
+
     @Test
     void aMessageReleasedAtMostOnceIsNotRedeliveredAfterTheRoomTurnsAtLeastOnce() {
         TestClient a = f.join("A", "r", SYNC);

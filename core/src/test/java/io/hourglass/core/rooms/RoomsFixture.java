@@ -42,11 +42,15 @@ final class RoomsFixture implements AutoCloseable {
         engine = newEngine();
     }
 
-    /** A new engine over the same store that starts leading: what a new leader does after a failover. */
+    /**
+     * A new engine over the same store that starts leading in the next term: what a new leader does
+     * after a failover.
+     */
     RoomEngine failover() {
-        engine.setLeading(false);
+        engine.setLeading(false, replicator.term());
         run();
         engine.close();
+        replicator.newTerm();
         engine = newEngine();
         return engine;
     }
@@ -54,7 +58,7 @@ final class RoomsFixture implements AutoCloseable {
     private RoomEngine newEngine() {
         RoomEngine e = new RoomEngine(config, LimitsConfig.DEFAULTS, store, replicator, clock);
         applier.addListener(e);
-        e.setLeading(true);
+        e.setLeading(true, replicator.term());
         e.runQueued();
         return e;
     }

@@ -20,6 +20,8 @@ public final class LocalReplicator implements Replicator {
     private final Clock clock;
     private final List<Command> proposed = new ArrayList<>();
     private long index;
+    /** The term entries are appended in: a new leader's, after {@link #newTerm()}. */
+    private long term = 1;
     private int failNext;
     private int failed;
     private long stampLagMs;
@@ -28,6 +30,19 @@ public final class LocalReplicator implements Replicator {
         this.applier = applier;
         this.clock = clock;
         this.index = Math.max(0, applier.store().appliedIndex().index());
+    }
+
+    /** The term this leader appends entries in. */
+    public synchronized long term() {
+        return term;
+    }
+
+    /**
+     * Another leader took over: later entries, a deferred one included (a proposal the old leader
+     * forwarded to it), are appended in the next term.
+     */
+    public synchronized long newTerm() {
+        return ++term;
     }
 
     public synchronized void failNext(int n) {
@@ -59,7 +74,7 @@ public final class LocalReplicator implements Replicator {
     /** Applies the proposal {@link #deferNext()} held, and completes its future. */
     public synchronized void commitDeferred() {
         proposed.add(deferred);
-        deferredReply.complete(applier.apply(deferred, new TermIndex(1, ++index)).reply());
+        deferredReply.complete(applier.apply(deferred, new TermIndex(term, ++index)).reply());
         deferred = null;
     }
 
@@ -88,7 +103,7 @@ public final class LocalReplicator implements Replicator {
             return deferredReply;
         }
         proposed.add(stamped);
-        return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(1, ++index)).reply());
+        return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(term, ++index)).reply());
     }
 
     @Override

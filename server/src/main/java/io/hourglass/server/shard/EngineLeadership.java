@@ -1,7 +1,6 @@
 package io.hourglass.server.shard;
 
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * What one shard's leader-only engines (delivery, rooms) are told: that they lead, which holds while
@@ -11,18 +10,26 @@ import java.util.function.Consumer;
  * if contact returns while it still leads.
  */
 public final class EngineLeadership {
-    private final List<Consumer<Boolean>> engines;
+    /** One engine's setLeading: whether it leads, and in which Raft term. */
+    @FunctionalInterface
+    public interface Engine {
+        void setLeading(boolean leading, long term);
+    }
+
+    private final List<Engine> engines;
     private boolean leading;
+    private long term;
     private boolean cutOff;
 
     /** @param engines each engine's setLeading */
-    public EngineLeadership(List<Consumer<Boolean>> engines) {
+    public EngineLeadership(List<Engine> engines) {
         this.engines = List.copyOf(engines);
     }
 
-    /** Ratis' view changed: this node leads the shard now, or not. */
-    public synchronized void leading(boolean value) {
+    /** Ratis' view changed: this node leads the shard now (in {@code term}), or not. */
+    public synchronized void leading(boolean value, long term) {
         leading = value;
+        this.term = term;
         tell();
     }
 
@@ -34,6 +41,6 @@ public final class EngineLeadership {
 
     private void tell() {
         boolean on = leading && !cutOff;
-        engines.forEach(e -> e.accept(on));
+        engines.forEach(e -> e.setLeading(on, term));
     }
 }
