@@ -63,6 +63,12 @@ final class Db {
     final ColumnFamilyHandle meta;
     final ColumnFamilyHandle rooms;
     final ColumnFamilyHandle dedup;
+    /**
+     * Apply thread only: no key of the {@code dedup} time index is older than this stamp (it is
+     * the oldest one's, or {@code Long.MAX_VALUE} for none); {@code Long.MIN_VALUE} when unknown.
+     * Kept by {@link ProducerIds}; a new DB (opened, restored) starts unknown.
+     */
+    long dedupOldestStamp = Long.MIN_VALUE;
     final ColumnFamilyHandle security;
     /** Schedule keys: {@code xxhash64(topic) · key} → the event key of the message stored under it. */
     final ColumnFamilyHandle keys;

@@ -45,6 +45,7 @@ public final class ProducerIds {
     /** Remembers that a publish's {@code producerId} was stored as {@code key} at {@code stampMs}. */
     public void remember(StoreBatch batch, String producerId, EventKey key, long stampMs) {
         Db db = batch.db();
+        timeKeyAdded(db, stampMs);
         batch.put(db.dedup, publishKey(producerId),
                 ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
         batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
@@ -53,6 +54,7 @@ public final class ProducerIds {
     /** Remembers that a room send's {@code producerId} was stored under {@code roomKey} at {@code stampMs}. */
     public void rememberRoom(StoreBatch batch, String producerId, byte[] roomKey, long stampMs) {
         Db db = batch.db();
+        timeKeyAdded(db, stampMs);
         batch.put(db.dedup, roomKey(producerId),
                 ByteBuffer.allocate(roomKey.length + 8).put(roomKey).putLong(stampMs).array());
         batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
@@ -60,22 +62,44 @@ public final class ProducerIds {
 
     /**
      * Forgets ids remembered longer than the window before {@code stampMs}, at most
-     * {@link #FORGET_PER_ENTRY} of them, oldest first; returns how many.
+     * {@link #FORGET_PER_ENTRY} of them, oldest first; returns how many. The scan that finds them
+     * also notes the oldest id it leaves, so that the entries after it, until the window reaches
+     * that id, read nothing (a scan per entry was 14-16 % of the apply thread at a paced 1 000
+     * msg/s, nearly always finding nothing). Same ids forgotten at the same entry on every replica,
+     * whether it knew the oldest or had to look (after a restart, a checkpoint).
      */
     public int forgetExpired(StoreBatch batch, long stampMs) {
         Db db = batch.db();
+        long cutoff = stampMs - WINDOW_MS;
+        if (cutoff <= db.dedupOldestStamp) {
+            return 0; // nothing remembered before the cutoff
+        }
         int[] n = {0};
+        long[] oldestLeft = {Long.MAX_VALUE};
         byte[] start = {'t'};
-        byte[] end = ByteBuffer.allocate(9).put((byte) 't').putLong(stampMs - WINDOW_MS).array();
+        byte[] end = {'t' + 1};
         store.scan(d -> d.dedup, start, end, (k, v) -> {
             long stamp = ByteBuffer.wrap(k, 1, 8).getLong();
+            if (stamp >= cutoff || n[0] == FORGET_PER_ENTRY) {
+                oldestLeft[0] = stamp;
+                return false;
+            }
             String producerId = new String(k, 9, k.length - 9, StandardCharsets.UTF_8);
             batch.delete(db.dedup, publishKey(producerId));
             batch.delete(db.dedup, roomKey(producerId));
             batch.delete(db.dedup, timeKey(stamp, producerId));
-            return ++n[0] < FORGET_PER_ENTRY;
+            n[0]++;
+            return true;
         });
+        db.dedupOldestStamp = oldestLeft[0]; // this batch leaves nothing older
         return n[0];
+    }
+
+    /** A time-index key at {@code stampMs} joins the batch: it may be the oldest now. */
+    private static void timeKeyAdded(Db db, long stampMs) {
+        if (db.dedupOldestStamp != Long.MIN_VALUE && stampMs < db.dedupOldestStamp) {
+            db.dedupOldestStamp = stampMs;
+        }
     }
 
     private static byte[] publishKey(String producerId) {
