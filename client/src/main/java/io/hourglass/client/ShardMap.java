@@ -64,7 +64,7 @@ final class ShardMap {
         }
         String leader = s == null ? null : s.leaderFor(request);
         ServerPool.Endpoint endpoint = leader == null ? null : pool.endpointOf(leader);
-        return endpoint != null ? endpoint : pool.current();
+        return endpoint != null && !pool.passedOver(endpoint) ? endpoint : pool.current();
     }
 
     /**

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * watch asks that server a question it answers without Raft ({@code Security/WhoAmI}, open to
  * any caller) with the stall timeout as deadline; one question per server at a time, shared by
  * all its calls. A server that misses the deadline is stalled: its waiting calls are told
- * ({@link Watched#stalled()}) and the pool moves on. A server that is merely slow to commit
+ * ({@link Watched#stalled()}) and the pool moves on, passing that server over for
+ * {@link #PASS_OVER_TIMEOUTS} stall timeouts. A server that is merely slow to commit
  * (an election, a busy disk) still answers the question, so its calls are left alone.
  *
  * <p>Thread-safe. Checks run on the client's timer.
@@ -48,6 +49,13 @@ final class StallWatch implements AutoCloseable {
         /** The server stopped answering: give up on it (called at most once, on the timer). */
         void stalled();
     }
+
+    /**
+     * A stalled server is passed over for this many stall timeouts: longer than the election that
+     * replaces a paused leader takes (1-1.5 s after a 1 s stall verdict here), short enough that a
+     * server back from a pause is used again soon.
+     */
+    static final int PASS_OVER_TIMEOUTS = 3;
 
     private final ServerPool pool;
     private final long timeoutNanos;
@@ -131,7 +139,7 @@ final class StallWatch implements AutoCloseable {
         }
         LOG.warn("server {} has not answered for {} ms while its connection stays open: moving {} waiting call(s)"
                 + " to another server", endpoint.address(), TimeUnit.NANOSECONDS.toMillis(timeoutNanos), calls.size());
-        pool.failover(endpoint);
+        pool.stalled(endpoint, PASS_OVER_TIMEOUTS * timeoutNanos);
         for (Watched w : calls) {
             if (watched.remove(w)) {
                 try {
