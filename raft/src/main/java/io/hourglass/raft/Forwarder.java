@@ -48,6 +48,7 @@ import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
  * each {@link Forward} guards its own state with its monitor.
  */
 final class Forwarder implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Forwarder.class);
     /** First pause before sending again to the same server; doubled up to {@link #MAX_SLEEP_MS}. */
     private static final long FIRST_SLEEP_MS = RatisSettings.RETRY_FIRST_SLEEP_MS;
     private static final long MAX_SLEEP_MS = 200;
@@ -72,8 +73,16 @@ final class Forwarder implements AutoCloseable {
     /** Attempts given up: another leader was known; no answer came within the attempt timeout. */
     private final AtomicLong retargeted = new AtomicLong();
     private final AtomicLong unanswered = new AtomicLong();
-    /** Drops connections: a graceful gRPC channel shutdown can block for seconds, so never on the ticker. */
-    private final ScheduledExecutorService resetter;
+    /**
+     * Drop connections, one lane per server: a graceful gRPC channel shutdown blocks up to 3 s when
+     * the server is silent (a paused leader), so never on the ticker — and never ahead of another
+     * server's reset. With one lane for all, the new leader's connection, closed by Ratis on its
+     * "not ready yet" answer, waited behind the paused leader's shutdown: every attempt to the new
+     * leader failed at once with "closed" for those 3 s (publishes held for a whole 4 s pause).
+     */
+    private final java.util.Map<RaftPeerId, ScheduledExecutorService> resetLanes = new ConcurrentHashMap<>();
+    private final String nodeId;
+    private volatile boolean closed;
 
     /** The group whose leader gets the proposals. */
     private final org.apache.ratis.protocol.RaftGroupId groupId;
@@ -100,7 +109,7 @@ final class Forwarder implements AutoCloseable {
         this.deadlineMs = deadline.toMillis();
         this.tickMs = Math.max(10, Math.min(50, attemptMs / 10));
         this.ticker = Daemons.scheduler(nodeId + "-forwarder");
-        this.resetter = Daemons.scheduler(nodeId + "-forwarder-reset");
+        this.nodeId = nodeId;
         ticker.scheduleWithFixedDelay(this::tick, tickMs, tickMs, TimeUnit.MILLISECONDS);
     }
 
@@ -159,7 +168,8 @@ final class Forwarder implements AutoCloseable {
     @Override
     public void close() {
         ticker.shutdownNow();
-        resetter.shutdownNow();
+        closed = true;
+        resetLanes.values().forEach(ScheduledExecutorService::shutdownNow);
         for (Forward f : pending) {
             f.result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
         }
@@ -177,9 +187,15 @@ final class Forwarder implements AutoCloseable {
                 || !(last == null ? lastReset.putIfAbsent(server, now) == null : lastReset.replace(server, last, now))) {
             return;
         }
+        ScheduledExecutorService lane = resetLanes.computeIfAbsent(server,
+                s -> Daemons.scheduler(nodeId + "-forwarder-reset-" + s));
+        if (closed) {
+            lane.shutdownNow(); // closing: the connections go with the client
+            return;
+        }
         try {
-            resetter.execute(() -> rpc.handleException(server, cause, true));
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            lane.execute(() -> rpc.handleException(server, cause, true));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
             // closing: the connections go with the client
         }
     }
@@ -286,6 +302,7 @@ final class Forwarder implements AutoCloseable {
                 number = ++attempt;
                 attemptStartNanos = System.nanoTime();
             }
+            LOG.debug("{}: proposal {} attempt {} to {}", selfId, callId, number, to);
             CompletableFuture<RaftClientReply> sent;
             try {
                 sent = attempt(this, to);
@@ -296,6 +313,9 @@ final class Forwarder implements AutoCloseable {
         }
 
         private void answered(int number, RaftPeerId to, RaftClientReply reply, Throwable error) {
+            LOG.debug("{}: proposal {} attempt {} to {} answered: {}", selfId, callId, number, to,
+                    reply != null && reply.isSuccess() ? "ok" : String.valueOf(error != null ? error
+                            : reply == null ? null : reply.getException()));
             boolean turnedAway = reply != null && reply.getException() instanceof LeaderNotReadyException
                     || error != null && (error instanceof LeaderNotReadyException
                     || error.getCause() instanceof LeaderNotReadyException);
@@ -439,6 +459,8 @@ final class Forwarder implements AutoCloseable {
                     target = null;
                 }
             }
+            LOG.debug("{}: proposal {} check: leader {}, abandoned {}, moved {}", selfId, callId, leader, abandoned,
+                    moved);
             if (moved) {
                 if (abandoned != null) {
                     retargeted.incrementAndGet();

@@ -107,4 +107,33 @@ class PausedServerTest {
             }
         }
     }
+    /**
+     * The chaos run's pause faults alternate between two nodes: the follower a client publishes
+     * through was itself paused a moment before. Its forwarding must move to the new leader as well.
+     */
+    @Test
+    void aFollowerBackFromAPauseForwardsToTheNextLeaderOnceThatOneIsPaused() {
+        Distribution distribution = Distribution.locate();
+        try (ChaosCluster cluster = ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
+                Optional.empty(), false)) {
+            ServerProcess first = cluster.awaitLeader(Duration.ofSeconds(30));
+            cluster.pause(first);
+            ServerProcess second = cluster.awaitLeader(Duration.ofSeconds(30));
+            cluster.resume(first);
+            first.awaitReady(Duration.ofSeconds(30));
+            List<String> servers = new ArrayList<>(List.of(first.ports().grpcAddress()));
+            cluster.voters().stream().filter(n -> n != first).forEach(n -> servers.add(n.ports().grpcAddress()));
+            try (HourglassClient client = cluster.client(servers).build()) {
+                client.publish(Message.of("paused", "before"));
+                cluster.pause(second);
+                long start = System.nanoTime();
+                client.publish(Message.of("paused", "during"));
+                long publishMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.println("PAUSED_AGAIN_VIA_FOLLOWER_PUBLISH_MS " + publishMs + " (through " + first.nodeId()
+                        + ", paused " + second.nodeId() + ")");
+                cluster.resume(second);
+                assertTrue(publishMs < MOVED_WITHIN.toMillis(), "the publish took " + publishMs + " ms");
+            }
+        }
+    }
 }
