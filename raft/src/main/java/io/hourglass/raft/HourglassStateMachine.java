@@ -69,16 +69,21 @@ public final class HourglassStateMachine extends BaseStateMachine {
     private volatile boolean installing;
     private volatile long lastStamp;
     private final Supplier<String> stampRefusal;
+    private final java.util.function.BooleanSupplier hostRunning;
     private final java.util.concurrent.atomic.AtomicLong snapshotsTaken = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong snapshotsInstalled = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param stampRefusal why this node may not stamp entries now (its clock is off, see
      *        {@link ClockWatch}), or null
+     * @param hostRunning whether the node's Raft server started and is not closing: a close while
+     *        it is, is Ratis closing this division on its own
      */
     HourglassStateMachine(StateApplier applier, Clock clock, int maxEntryBytes, LeadershipNotifier leadership,
-                          CheckpointSource checkpoints, FailStop failStop, Supplier<String> stampRefusal) {
+                          CheckpointSource checkpoints, FailStop failStop, Supplier<String> stampRefusal,
+                          java.util.function.BooleanSupplier hostRunning) {
         this.stampRefusal = stampRefusal;
+        this.hostRunning = hostRunning;
         this.checkpoints = checkpoints;
         this.failStop = failStop;
         this.applier = applier;
@@ -250,6 +255,24 @@ public final class HourglassStateMachine extends BaseStateMachine {
     public void notifyLogFailed(Throwable cause, LogEntryProto failedEntry) {
         failStop.trip("writing the Raft log" + (failedEntry == null ? "" : " at entry " + failedEntry.getTerm() + ":"
                 + failedEntry.getIndex()), cause);
+    }
+
+    /**
+     * Ratis closes a division on its own when its log worker hits an unexpected exception (seen in
+     * 3.3.0 right after a checkpoint install: "lastWrittenIndex == 13392, entry == 13394"). The
+     * division is then gone while the process runs on, never ready again, and no supervisor
+     * notices. So such a close stops the node (FailStop): it exits, and is restarted on a log that
+     * is intact up to the last entry it wrote. A close by this node (shutdown, or a FailStop
+     * already under way) is not one.
+     */
+    @Override
+    public void close() throws IOException {
+        if (hostRunning.getAsBoolean() && !failStop.tripped()) {
+            failStop.trip("the Raft group " + getGroupId() + " (Ratis closed it while the node was running; its"
+                    + " error is logged above)", new IllegalStateException("Raft group " + getGroupId()
+                    + " closed by Ratis"));
+        }
+        super.close();
     }
 
     /** {@code stamped_at_ms} (field 1, varint) encoded on its own, to append to an encoded command. */

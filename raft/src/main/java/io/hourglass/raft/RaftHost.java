@@ -78,6 +78,8 @@ public final class RaftHost implements AutoCloseable {
     /** The replicas: one per event shard, and the metadata group's when the cluster has one. */
     private final GroupSlots slots;
     private final AtomicBoolean closing = new AtomicBoolean();
+    /** The Raft server started (set once {@link #start()} got past it); with {@link #closing}, whether it runs. */
+    private volatile boolean started;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong callIds = new AtomicLong();
     private volatile RaftWarmUp warmUp;
@@ -236,6 +238,11 @@ public final class RaftHost implements AutoCloseable {
         return closing.get();
     }
 
+    /** Started and not closing: a division that closes now was closed by Ratis, not by this node. */
+    boolean running() {
+        return started && !closing.get();
+    }
+
     /** The group a new node creates for {@code shard}: the configured voters. */
     RaftGroup initialGroup(int shard) {
         return RaftGroup.valueOf(groupId(shard), initialPeers);
@@ -282,6 +289,7 @@ public final class RaftHost implements AutoCloseable {
             }
             throw e;
         }
+        started = true;
         if (!config.join()) {
             createMissingGroups();
         }

@@ -134,7 +134,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
         CheckpointSource checkpoints = new CheckpointClient(config.nodeId(), shard, checkpointDir, host::raftAddressOf,
                 transport.clientTls);
         this.stateMachine = new HourglassStateMachine(applier, host.clockWatch.clock(), maxEntryBytes, leadership,
-                checkpoints, failStop, host.clockWatch::refusal);
+                checkpoints, failStop, host.clockWatch::refusal, host::running);
         this.leaderExit = new LeaderExitWatch(config.nodeId(), host::server, groupId, shard, host::raftAddressOf,
                 transport.peers, config.leaderExitStagger(), config.electionTimeoutMin());
         RaftGroup initial = host.initialGroup(shard);

@@ -159,4 +159,21 @@ class StoreFailureTest {
         assertTrue(log.errors() <= ERROR_BOUND, log::describe);
         assertEquals(1, failures.size(), "the failure listeners are told once");
     }
+
+    /**
+     * Ratis' log worker closes its division on an unexpected exception (an assertion after a
+     * checkpoint install, once in a chaos run): the node must stop, so that its supervisor
+     * restarts it, rather than run on with no group, never ready again.
+     */
+    @Test
+    void aDivisionRatisClosesOnItsOwnStopsTheNode() throws Exception {
+        var groupId = node.server().getGroupIds().iterator().next();
+        node.server().getDivision(groupId).close(); // what SegmentedRaftLogWorker does on an exception
+        await().atMost(Duration.ofSeconds(30)).until(() -> !failures.isEmpty());
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+                node.server().getLifeCycleState() == LifeCycle.State.CLOSED);
+        assertTrue(node.failureReason().orElseThrow().contains("Ratis closed it"), node.failureReason().toString());
+        assertEquals(1, failures.size(), "the failure listeners are told once");
+        assertEquals(1, log.errorsFrom("FailStop"), log::describe);
+    }
 }
