@@ -1,7 +1,11 @@
 package io.hourglass.raft;
 
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /** The raft module's background threads: daemons, named for thread dumps. */
 final class Daemons {
@@ -15,5 +19,20 @@ final class Daemons {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /**
+     * A single-thread executor whose daemon thread, called {@code name}, ends after {@code idleSeconds}
+     * without work and is started again by the next task: an idle lane holds no thread.
+     */
+    static ExecutorService lane(String name, long idleSeconds) {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, idleSeconds, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> {
+                    Thread t = new Thread(r, name);
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 }

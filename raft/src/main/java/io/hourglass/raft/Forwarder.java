@@ -2,11 +2,16 @@ package io.hourglass.raft;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -27,6 +32,8 @@ import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends the proposals of a node that does not lead to the leader its own Raft division knows of,
@@ -48,7 +55,7 @@ import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
  * each {@link Forward} guards its own state with its monitor.
  */
 final class Forwarder implements AutoCloseable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Forwarder.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Forwarder.class);
     /** First pause before sending again to the same server; doubled up to {@link #MAX_SLEEP_MS}. */
     private static final long FIRST_SLEEP_MS = RatisSettings.RETRY_FIRST_SLEEP_MS;
     private static final long MAX_SLEEP_MS = 200;
@@ -66,9 +73,9 @@ final class Forwarder implements AutoCloseable {
     private final Set<RaftPeerId> rpcKnows = ConcurrentHashMap.newKeySet();
     private final Set<Forward> pending = ConcurrentHashMap.newKeySet();
     /** Per server that answered "leader not ready": the proposals parked until it is ready. */
-    private final java.util.Map<RaftPeerId, NotReady> notReady = new ConcurrentHashMap<>();
+    private final Map<RaftPeerId, NotReady> notReady = new ConcurrentHashMap<>();
     /** System.nanoTime() of the last connection reset, per server. */
-    private final java.util.Map<RaftPeerId, Long> lastReset = new ConcurrentHashMap<>();
+    private final Map<RaftPeerId, Long> lastReset = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
     /** Attempts given up: another leader was known; no answer came within the attempt timeout. */
     private final AtomicLong retargeted = new AtomicLong();
@@ -79,8 +86,11 @@ final class Forwarder implements AutoCloseable {
      * server's reset. With one lane for all, the new leader's connection, closed by Ratis on its
      * "not ready yet" answer, waited behind the paused leader's shutdown: every attempt to the new
      * leader failed at once with "closed" for those 3 s (publishes held for a whole 4 s pause).
+     * A lane's thread ends after {@link #LANE_IDLE_SECONDS} idle, so the servers of past
+     * configurations (removed members) keep no thread, only a map entry each.
      */
-    private final java.util.Map<RaftPeerId, ScheduledExecutorService> resetLanes = new ConcurrentHashMap<>();
+    private static final long LANE_IDLE_SECONDS = 30;
+    private final Map<RaftPeerId, ExecutorService> resetLanes = new ConcurrentHashMap<>();
     private final String nodeId;
     private volatile boolean closed;
 
@@ -132,7 +142,7 @@ final class Forwarder implements AutoCloseable {
                 notReady.keySet().forEach(this::release);
                 tick();
             });
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+        } catch (RejectedExecutionException closed) {
             // closing
         }
     }
@@ -169,7 +179,7 @@ final class Forwarder implements AutoCloseable {
     public void close() {
         ticker.shutdownNow();
         closed = true;
-        resetLanes.values().forEach(ScheduledExecutorService::shutdownNow);
+        resetLanes.values().forEach(ExecutorService::shutdownNow);
         for (Forward f : pending) {
             f.result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
         }
@@ -187,15 +197,15 @@ final class Forwarder implements AutoCloseable {
                 || !(last == null ? lastReset.putIfAbsent(server, now) == null : lastReset.replace(server, last, now))) {
             return;
         }
-        ScheduledExecutorService lane = resetLanes.computeIfAbsent(server,
-                s -> Daemons.scheduler(nodeId + "-forwarder-reset-" + s));
+        ExecutorService lane = resetLanes.computeIfAbsent(server,
+                s -> Daemons.lane(nodeId + "-forwarder-reset-" + s, LANE_IDLE_SECONDS));
         if (closed) {
             lane.shutdownNow(); // closing: the connections go with the client
             return;
         }
         try {
             lane.execute(() -> rpc.handleException(server, cause, true));
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // closing: the connections go with the client
         }
     }
@@ -252,7 +262,7 @@ final class Forwarder implements AutoCloseable {
     private static final class NotReady {
         final long sinceNanos = System.nanoTime();
         Forward prober;
-        final List<Runnable> parked = new java.util.ArrayList<>();
+        final List<Runnable> parked = new ArrayList<>();
     }
 
     /** One proposal and its current attempt. */
@@ -332,7 +342,7 @@ final class Forwarder implements AutoCloseable {
                 }
                 target = null;
             }
-            Throwable e = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+            Throwable e = error instanceof CompletionException && error.getCause() != null
                     ? error.getCause() : error;
             if (reply != null) {
                 e = reply.getException();
@@ -409,7 +419,7 @@ final class Forwarder implements AutoCloseable {
             }
             try {
                 ticker.schedule(resumption(to), sleep, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 result.completeExceptionally(new IOException("the forwarder of " + selfId + " is closed"));
             }
         }

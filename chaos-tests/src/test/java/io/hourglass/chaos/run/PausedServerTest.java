@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -37,14 +38,25 @@ class PausedServerTest {
      */
     private static final Duration MOVED_WITHIN = Duration.ofMillis(3500);
 
+    private ChaosCluster startCluster() {
+        Distribution distribution = Distribution.locate();
+        return ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3, Optional.empty(),
+                false);
+    }
+
+    /** The voters' client addresses: first those {@code front} picks, then the others (each in voter order). */
+    private static List<String> addresses(ChaosCluster cluster, Predicate<ServerProcess> front) {
+        List<String> servers = new ArrayList<>();
+        cluster.voters().stream().filter(front).forEach(n -> servers.add(n.ports().grpcAddress()));
+        cluster.voters().stream().filter(front.negate()).forEach(n -> servers.add(n.ports().grpcAddress()));
+        return servers;
+    }
+
     @Test
     void aPublishAndASubscriptionOnAPausedLeaderMoveToTheNewLeader() {
-        Distribution distribution = Distribution.locate();
-        try (ChaosCluster cluster = ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
-                Optional.empty(), false)) {
+        try (ChaosCluster cluster = startCluster()) {
             ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
-            List<String> servers = new ArrayList<>(List.of(leader.ports().grpcAddress()));
-            cluster.voters().stream().filter(n -> n != leader).forEach(n -> servers.add(n.ports().grpcAddress()));
+            List<String> servers = addresses(cluster, n -> n == leader);
             Set<String> received = ConcurrentHashMap.newKeySet();
             try (HourglassClient client = cluster.client(servers).build();
                  Subscription sub = client.subscribe("paused", "g", (m, ctx) -> {
@@ -69,6 +81,7 @@ class PausedServerTest {
             }
         }
     }
+
     /**
      * A client whose server is a follower while the leader is paused: the follower is alive (it
      * answers the stall watch), and forwards the publishes (several at once: one entry in flight,
@@ -77,13 +90,9 @@ class PausedServerTest {
      */
     @Test
     void aPublishThroughAFollowerCommitsOnceANewLeaderIsElected() {
-        Distribution distribution = Distribution.locate();
-        try (ChaosCluster cluster = ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
-                Optional.empty(), false)) {
+        try (ChaosCluster cluster = startCluster()) {
             ServerProcess leader = cluster.awaitLeader(Duration.ofSeconds(30));
-            List<String> servers = new ArrayList<>();
-            cluster.voters().stream().filter(n -> n != leader).forEach(n -> servers.add(n.ports().grpcAddress()));
-            servers.add(leader.ports().grpcAddress());
+            List<String> servers = addresses(cluster, n -> n != leader);
             try (HourglassClient client = cluster.client(servers).build()) {
                 client.publish(Message.of("paused", "before"));
                 cluster.pause(leader);
@@ -107,22 +116,20 @@ class PausedServerTest {
             }
         }
     }
+
     /**
      * The chaos run's pause faults alternate between two nodes: the follower a client publishes
      * through was itself paused a moment before. Its forwarding must move to the new leader as well.
      */
     @Test
     void aFollowerBackFromAPauseForwardsToTheNextLeaderOnceThatOneIsPaused() {
-        Distribution distribution = Distribution.locate();
-        try (ChaosCluster cluster = ChaosCluster.start(distribution, distribution.newRunDir(getClass().getSimpleName()), 3,
-                Optional.empty(), false)) {
+        try (ChaosCluster cluster = startCluster()) {
             ServerProcess first = cluster.awaitLeader(Duration.ofSeconds(30));
             cluster.pause(first);
             ServerProcess second = cluster.awaitLeader(Duration.ofSeconds(30));
             cluster.resume(first);
             first.awaitReady(Duration.ofSeconds(30));
-            List<String> servers = new ArrayList<>(List.of(first.ports().grpcAddress()));
-            cluster.voters().stream().filter(n -> n != first).forEach(n -> servers.add(n.ports().grpcAddress()));
+            List<String> servers = addresses(cluster, n -> n == first);
             try (HourglassClient client = cluster.client(servers).build()) {
                 client.publish(Message.of("paused", "before"));
                 cluster.pause(second);
