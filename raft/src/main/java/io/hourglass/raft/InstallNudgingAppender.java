@@ -112,6 +112,9 @@ final class InstallNudgingAppender extends GrpcLogAppender {
     @Override
     public TermIndex shouldNotifyToInstallSnapshot() {
         TermIndex ratisChoice = super.shouldNotifyToInstallSnapshot();
+        if (ratisChoice == null || !nudged) {
+            return ratisChoice; // the common case, on every turn of the appender's loop: no lookups
+        }
         return firstAvailable(ratisChoice, nudged, getServer().getInfo().getCurrentTerm(), getRaftLog().getNextIndex());
     }
 

@@ -2,6 +2,7 @@ package io.hourglass.core.storage;
 
 import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.proto.TopicGroups;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,6 +22,11 @@ public final class StoreBatch implements AutoCloseable {
     private final Db db;
     private final WriteBatch batch = new WriteBatch();
     private final Map<String, Set<String>> registryChanges = new HashMap<>();
+    /**
+     * The keys this batch put in a per-group column family (receipts, deferred, deliveries): they
+     * are not in the store yet, so {@link #forgetGroup} deletes them without asking it.
+     */
+    private final Set<ByteBuffer> groupKeysPut = new HashSet<>();
 
     StoreBatch(EventStore store, Db db) {
         this.store = store;
@@ -112,19 +118,39 @@ public final class StoreBatch implements AutoCloseable {
     /** Removes what group {@code group} recorded of message {@code key}: receipt, deferral, delivery count. */
     public void forgetGroup(EventKey key, String group) {
         byte[] rk = StoreKeys.receiptKey(key, group);
-        delete(db.receipts, rk);
-        delete(db.deferred, rk);
-        delete(db.deliveries, rk);
+        boolean putHere = groupKeysPut.contains(ByteBuffer.wrap(rk));
+        deleteIfPresent(db.receipts, rk, putHere);
+        deleteIfPresent(db.deferred, rk, putHere);
+        deleteIfPresent(db.deliveries, rk, putHere);
+    }
+
+    /**
+     * Deletes a per-group key unless the store's filters say it is not there. Nearly every message
+     * is removed without any receipt, deferral or delivery count ever written for it, and a
+     * tombstone for each of the three was a memtable insert, WAL bytes and compaction work per
+     * message and group, and one more entry for the dispatcher's receipts scan to skip. The
+     * logical content is the same either way (a tombstone over nothing hides nothing), so replicas
+     * that decide differently (their filters and caches differ) still hold the same data.
+     */
+    private void deleteIfPresent(ColumnFamilyHandle family, byte[] key, boolean putHere) {
+        if (putHere || db.rocks.keyMayExist(family, key, null)) {
+            delete(family, key);
+        }
+    }
+
+    private void putGroupKey(ColumnFamilyHandle family, byte[] key, byte[] value) {
+        put(family, key, value);
+        groupKeysPut.add(ByteBuffer.wrap(key));
     }
 
     /** Group {@code group} is not offered the message before {@code untilMs} (a delayed NACK). */
     public void putDeferral(EventKey key, String group, long untilMs) {
-        put(db.deferred, StoreKeys.receiptKey(key, group), Db.encodeLong(untilMs));
+        putGroupKey(db.deferred, StoreKeys.receiptKey(key, group), Db.encodeLong(untilMs));
     }
 
     /** How many times the message went to {@code group} without an acknowledgement (see DeliveryCount). */
     public void putDeliveryCount(EventKey key, String group, int deliveries) {
-        put(db.deliveries, StoreKeys.receiptKey(key, group), java.nio.ByteBuffer.allocate(4).putInt(deliveries).array());
+        putGroupKey(db.deliveries, StoreKeys.receiptKey(key, group), ByteBuffer.allocate(4).putInt(deliveries).array());
     }
 
     /** Stores a durable group's policy; null removes it. */
@@ -137,7 +163,7 @@ public final class StoreBatch implements AutoCloseable {
     }
 
     public void putReceipt(EventKey key, String group) {
-        put(db.receipts, StoreKeys.receiptKey(key, group), new byte[0]);
+        putGroupKey(db.receipts, StoreKeys.receiptKey(key, group), new byte[0]);
     }
 
     /** Records the cluster's shard count (the metadata group's {@code ClusterLayoutCmd}). */

@@ -103,6 +103,55 @@ class GroupStateDeletionTest {
         assertEquals(0, deferrals());
     }
 
+    @Test
+    void groupStateOnDiskStillGoesWithItsMessage() {
+        List<EventKey> keys = publish("t", 50);
+        for (EventKey k : keys) {
+            recordGroupState(k, "a");
+            recordGroupState(k, "b");
+        }
+        store.flush(); // the state is in table files now, behind their filters, not in a memtable
+
+        apply(Command.newBuilder().setDeleteBatch(deletions(keys, "a")), 30);
+        store.flush();
+        apply(Command.newBuilder().setDeleteBatch(deletions(keys, "b")), 40);
+
+        for (EventKey k : keys) {
+            assertTrue(store.message(k).isEmpty());
+            assertFalse(store.hasReceipt(k, "a"));
+            assertEquals(0, store.deliveryCount(k, "b"));
+        }
+        assertEquals(0, deferrals());
+        assertEquals(0, entries(d -> d.receipts));
+        assertEquals(0, entries(d -> d.deliveries));
+    }
+
+    @Test
+    void aReceiptWrittenEarlierInTheSameEntryGoesWithTheMessage() {
+        List<EventKey> keys = publish("t", 20);
+        // Group a's deletion records its receipt (b has none yet); b's, later in the same entry,
+        // removes the message, and with it that receipt, which is only in the entry's batch.
+        DeleteBatchCmd.Builder both = deletions(keys, "a");
+        keys.forEach(k -> both.addDeletions(Deletion.newBuilder().setEventKey(ByteString.copyFrom(k.toBytes()))
+                .setGroup("b")));
+        assertEquals(keys.size(), apply(Command.newBuilder().setDeleteBatch(both), 30).deleted().size());
+
+        assertEquals(0, entries(d -> d.receipts), "no receipt outlives its message");
+    }
+
+    @Test
+    void aMessageRemovedWithNoGroupStateWritesNoTombstonesForIt() {
+        register("solo", "only");
+        List<EventKey> keys = publish("solo", 100);
+        apply(Command.newBuilder().setDeleteBatch(deletions(keys, "only")), 30);
+
+        keys.forEach(k -> assertTrue(store.message(k).isEmpty()));
+        assertEquals(0, memtableDeletes(d -> d.receipts));
+        assertEquals(0, memtableDeletes(d -> d.deferred));
+        assertEquals(0, memtableDeletes(d -> d.deliveries));
+        assertEquals(keys.size(), memtableDeletes(d -> d.events), "the messages themselves are deleted");
+    }
+
     private void register(String topic, String group) {
         apply(Command.newBuilder().setRegisterGroup(RegisterGroupCmd.newBuilder().setTopic(topic).setGroup(group)), 1);
     }
@@ -142,6 +191,16 @@ class GroupStateDeletionTest {
         List<byte[]> all = new ArrayList<>();
         store.scan(family, new byte[0], null, (k, v) -> all.add(k));
         return all.size();
+    }
+
+    private long memtableDeletes(java.util.function.Function<Db, ColumnFamilyHandle> family) {
+        return store.read((d, snapshot) -> {
+            try {
+                return d.rocks.getLongProperty(family.apply(d), "rocksdb.num-deletes-active-mem-table");
+            } catch (RocksDBException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     private long rangeDeletionsOnDisk() {
