@@ -2,6 +2,7 @@ package io.hourglass.core.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -71,6 +72,24 @@ class EventKeyTest {
         assertTrue(a.compareTo(b) < 0 && b.compareTo(c) < 0);
         assertEquals(EventKey.of("t", 10, 7, 1), b, "deterministic: every replica writes the same key");
         assertThrows(IllegalArgumentException.class, () -> EventKey.of("t", 10, 7, EventKey.MAX_MESSAGES_PER_ENTRY));
+    }
+
+    @Test
+    void equalKeysAreEqualAndHashAlikeAndEachFieldTells() {
+        EventKey k = new EventKey(-42L, 1_700_000_000_123L, 99L * EventKey.MAX_MESSAGES_PER_ENTRY + 3);
+        EventKey same = EventKey.fromBytes(k.toBytes());
+        assertEquals(k, same);
+        assertEquals(k.hashCode(), same.hashCode());
+        assertNotEquals(k, new EventKey(-41L, k.dueAtMs(), k.sequence()));
+        assertNotEquals(k, new EventKey(k.topicHash(), k.dueAtMs() + 1, k.sequence()));
+        assertNotEquals(k, new EventKey(k.topicHash(), k.dueAtMs(), k.sequence() + 1));
+        assertNotEquals(k, (Object) k.toHex());
+        // Keys of one entry differ only in the sequence's low bits: their hashes spread.
+        java.util.Set<Integer> hashes = new java.util.HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            hashes.add(EventKey.of("t", 10, 7, i).hashCode() & 1023);
+        }
+        assertTrue(hashes.size() > 500, "buckets used: " + hashes.size());
     }
 
     @Test
