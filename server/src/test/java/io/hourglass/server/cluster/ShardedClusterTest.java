@@ -74,6 +74,16 @@ class ShardedClusterTest {
                 IntStream.range(0, SHARDS).allMatch(s -> leaderOf(cluster, s).isPresent()));
     }
 
+    /**
+     * Each of the three nodes leads two of the six shards: the leader balancer is done. Until then it
+     * keeps handing leaderships over, and a test that opens streams or sends in between races it.
+     */
+    static void awaitBalanced(TestCluster cluster) {
+        await("each node leads two of the six shards").atMost(Duration.ofSeconds(90))
+                .until(() -> leadershipsPerNode(cluster).values().stream().allMatch(c -> c == 2)
+                        && leadershipsPerNode(cluster).size() == 3);
+    }
+
     static Map<String, Integer> leadershipsPerNode(TestCluster cluster) {
         Map<String, Integer> led = new HashMap<>();
         for (int s = 0; s < SHARDS; s++) {
@@ -131,9 +141,7 @@ class ShardedClusterTest {
             assertTrue(Files.exists(n.dataDir().resolve("db-" + (SHARDS - 1))), "one RocksDB per shard");
         }
 
-        await("each node leads two of the six shards").atMost(Duration.ofSeconds(90))
-                .until(() -> leadershipsPerNode(cluster).values().stream().allMatch(c -> c == 2)
-                        && leadershipsPerNode(cluster).size() == 3);
+        awaitBalanced(cluster);
 
         // A steady client sends each topic's publishes to its shard's leader: once it has learned the
         // shard map, no node forwards any of them.

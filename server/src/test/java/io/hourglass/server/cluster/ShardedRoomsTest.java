@@ -1,5 +1,6 @@
 package io.hourglass.server.cluster;
 
+import static io.hourglass.server.cluster.ShardedClusterTest.awaitBalanced;
 import static io.hourglass.server.cluster.ShardedClusterTest.awaitEveryShardLed;
 import static io.hourglass.server.cluster.ShardedClusterTest.http;
 import static io.hourglass.server.cluster.ShardedClusterTest.leaderOf;
@@ -95,8 +96,9 @@ class ShardedRoomsTest {
         TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS),
                 "raft.handOverTimeout", "0ms"));
         awaitEveryShardLed(cluster);
-        await("the leaderships are spread").atMost(Duration.ofSeconds(90))
-                .until(() -> leadershipsPerNode(cluster).size() == 3);
+        // Rooms are at-most-once by default: a leadership handed over between a release's commit and its
+        // delivery drops that message (ROOMS.md), so nothing is sent while the balancer still moves.
+        awaitBalanced(cluster);
         List<String> rooms = oneNamePerShard("room-");
         HourglassClient members = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
         Member a = new Member();
@@ -122,8 +124,13 @@ class ShardedRoomsTest {
             }
         }
         List<String> expected = List.of("#0", "#1", "#2");
-        await("both members got every room's messages in order").atMost(Duration.ofSeconds(60)).until(() ->
-                rooms.stream().allMatch(r -> a.of(r).size() == 3 && b.of(r).size() == 3));
+        await("both members got every room's messages in order").atMost(Duration.ofSeconds(60))
+                .conditionEvaluationListener(c -> {
+                    if (!c.isSatisfied() && c.getRemainingTimeInMS() <= c.getPollInterval().toMillis()) {
+                        System.out.println("ROOMS_RECEIVED a=" + a.received + " b=" + b.received);
+                    }
+                })
+                .until(() -> rooms.stream().allMatch(r -> a.of(r).size() == 3 && b.of(r).size() == 3));
         for (String room : rooms) {
             assertEquals(expected.stream().map(s -> room + s).toList(), a.of(room), room);
             assertEquals(expected.stream().map(s -> room + s).toList(), b.of(room), room);
@@ -165,7 +172,7 @@ class ShardedRoomsTest {
     @Test
     void aStreamServesTheRoomsOfItsOwnShardOnly() throws Exception {
         TestCluster cluster = resources.start(dir, 3, Map.of("cluster.shards", Integer.toString(SHARDS)));
-        awaitEveryShardLed(cluster);
+        awaitBalanced(cluster); // shard 0's leader stays where the stream goes
         List<String> rooms = oneNamePerShard("room-");
         TestNode leader0 = leaderOf(cluster, 0).orElseThrow();
         ManagedChannel channel = ManagedChannelBuilder.forTarget(leader0.target()).usePlaintext().build();
