@@ -115,7 +115,7 @@ public final class RaftHost implements AutoCloseable {
         this.clockWatch = new ClockWatch(config.nodeId(), clock, config.maxClockSkew(), this::otherVoters,
                 transport.peers, this::handOverWhileSkewed);
         this.properties = RatisSettings.properties(config, maxEntryBytes);
-        if (config.join() && !hasGroups(config.storageDir())) {
+        if (config.join() && !ShardCountFile.hasGroups(config.storageDir())) {
             RatisSettings.delayFirstElection(properties);
         }
         transport.serve(new ExitFilter(), List.of(CheckpointServer.definition(this::checkpointServerOf),
@@ -129,16 +129,6 @@ public final class RaftHost implements AutoCloseable {
                 .setStateMachineRegistry(slots::stateMachineOf)
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
-    }
-
-    /** Whether a Raft storage directory holds any group yet (a node that was added before). */
-    private static boolean hasGroups(Path storageDir) throws IOException {
-        if (!java.nio.file.Files.isDirectory(storageDir)) {
-            return false;
-        }
-        try (var entries = java.nio.file.Files.list(storageDir)) {
-            return entries.anyMatch(java.nio.file.Files::isDirectory);
-        }
     }
 
     /** The index that names the metadata group where a shard's index would ({@link #addMetadata}, {@link #shardDir}). */

@@ -60,4 +60,14 @@ final class ShardCountFile {
         }
         return wanted && !Files.isDirectory(storageDir.resolve(RaftHost.groupId(0).getUuid().toString()));
     }
+
+    /** Whether a Raft storage directory holds any group yet (a node that was added before). */
+    static boolean hasGroups(Path storageDir) throws IOException {
+        if (!Files.isDirectory(storageDir)) {
+            return false;
+        }
+        try (var entries = Files.list(storageDir)) {
+            return entries.anyMatch(Files::isDirectory);
+        }
+    }
 }

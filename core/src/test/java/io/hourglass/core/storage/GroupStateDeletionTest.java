@@ -59,11 +59,7 @@ class GroupStateDeletionTest {
 
     @Test
     void aDeletedMessageTakesEveryGroupsReceiptDeferralAndCountAndLeavesNoRangeTombstone() {
-        List<EventKey> keys = publish("t", 200);
-        for (EventKey k : keys) {
-            recordGroupState(k, "a");
-            recordGroupState(k, "b");
-        }
+        List<EventKey> keys = publishWithBothGroupsState(200);
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "a")), 30);
         for (EventKey k : keys) {
             assertTrue(store.hasReceipt(k, "a"));
@@ -105,11 +101,7 @@ class GroupStateDeletionTest {
 
     @Test
     void groupStateOnDiskStillGoesWithItsMessage() {
-        List<EventKey> keys = publish("t", 50);
-        for (EventKey k : keys) {
-            recordGroupState(k, "a");
-            recordGroupState(k, "b");
-        }
+        List<EventKey> keys = publishWithBothGroupsState(50);
         store.flush(); // the state is in table files now, behind their filters, not in a memtable
 
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "a")), 30);
@@ -162,6 +154,16 @@ class GroupStateDeletionTest {
             put.addMessages(NewMessage.newBuilder().setTopic(topic).setPayload(ByteString.copyFromUtf8("m" + i)));
         }
         return apply(Command.newBuilder().setPut(put), 10).published();
+    }
+
+    /** {@code n} messages on topic t, each with a deferral and a delivery count of groups a and b. */
+    private List<EventKey> publishWithBothGroupsState(int n) {
+        List<EventKey> keys = publish("t", n);
+        for (EventKey k : keys) {
+            recordGroupState(k, "a");
+            recordGroupState(k, "b");
+        }
+        return keys;
     }
 
     /** A deferral (a delayed NACK) and a delivery count of {@code group} for {@code key}. */
