@@ -83,6 +83,7 @@ public final class RaftHost implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong callIds = new AtomicLong();
     private volatile RaftWarmUp warmUp;
+    private volatile PauseWatch pauseWatch;
     /** Spreads the shard leaderships over the nodes (periodically only with more than one shard). */
     private final LeaderBalancer balancer;
 
@@ -280,6 +281,7 @@ public final class RaftHost implements AutoCloseable {
             throw e;
         }
         started = true;
+        pauseWatch = PauseWatch.takeOver(server, config.nodeId());
         if (!config.join()) {
             createMissingGroups();
         }
@@ -456,6 +458,7 @@ public final class RaftHost implements AutoCloseable {
         clockWatch.close();
         try {
             server.close();
+            Optional.ofNullable(pauseWatch).ifPresent(PauseWatch::close);
         } finally {
             for (RaftNode r : slots.all()) {
                 r.closeAfterServer();

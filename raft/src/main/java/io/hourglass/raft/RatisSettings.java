@@ -48,7 +48,8 @@ final class RatisSettings {
         // and a JVM pause longer than it makes a leader step down. 10 s kept a node that had just been
         // cut off, and rejoined, from standing in the next failover (chaos run: partition-leader right
         // after another). Pre-vote already keeps a node out of touch from disrupting a leader, so one
-        // maximum election timeout is enough.
+        // maximum election timeout is enough. (Ratis' own pause monitor, which would make a leader step
+        // down after a stall that long, is replaced by PauseWatch.)
         RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p, millis(config.electionTimeoutMax().toMillis()));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotEveryEntries());

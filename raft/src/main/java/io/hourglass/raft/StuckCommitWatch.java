@@ -12,8 +12,10 @@ import java.time.Duration;
  * {@link LogWatches}' thread.
  */
 final class StuckCommitWatch {
+    /** No look since the last reset: the next look starts the clock whatever the commit index. */
+    private static final long UNSEEN = Long.MIN_VALUE;
     private final long timeoutNanos;
-    private long commit = -1;
+    private long commit = UNSEEN;
     private long sinceNanos;
 
     StuckCommitWatch(Duration timeout) {
@@ -36,6 +38,6 @@ final class StuckCommitWatch {
 
     /** Not leading: the next leadership starts afresh. */
     void reset() {
-        commit = -1;
+        commit = UNSEEN;
     }
 }

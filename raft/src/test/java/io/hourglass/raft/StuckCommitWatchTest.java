@@ -31,4 +31,17 @@ class StuckCommitWatchTest {
         w.reset();
         assertFalse(w.overdue(13, 14, 75 * S), "a new leadership starts afresh");
     }
+
+    @Test
+    void aNewGroupsFirstLeaderStartsItsClockAtItsFirstLook() {
+        // Nothing committed yet (commit index -1) and its first entry waiting: the clock starts at the
+        // first look, not at some earlier instant. It used to start at 0 of System.nanoTime(), so a new
+        // node's leader stepped down within milliseconds of being elected.
+        StuckCommitWatch w = new StuckCommitWatch(Duration.ofSeconds(5));
+        assertFalse(w.overdue(-1, 0, 1_000 * S));
+        assertFalse(w.overdue(-1, 0, 1_004 * S));
+        assertTrue(w.overdue(-1, 0, 1_005 * S));
+        w.reset();
+        assertFalse(w.overdue(-1, 0, 2_000 * S), "after a reset too");
+    }
 }
