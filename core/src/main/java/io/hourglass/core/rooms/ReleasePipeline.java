@@ -47,9 +47,10 @@ final class ReleasePipeline {
             return proposed;
         }
 
-        /** @param leaderTerm the term this node leads in, so that no other term's entry applies it (0: any) */
-        Command toCommand(String room, long leaderTerm) {
-            RoomReleaseCmd.Builder b = RoomReleaseCmd.newBuilder().setTicket(ticket).setLeaderTerm(leaderTerm);
+        /** @param reign the leadership deciding it, so that no other term's entry, nor a fenced-off one, applies it */
+        Command toCommand(String room, Reign reign) {
+            RoomReleaseCmd.Builder b = RoomReleaseCmd.newBuilder().setTicket(ticket).setLeaderTerm(reign.term())
+                    .setIncarnation(reign.incarnation());
             String settles = null;
             for (GateAction a : actions) {
                 if (a instanceof GateAction.Release r) {

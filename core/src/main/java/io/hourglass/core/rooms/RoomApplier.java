@@ -5,6 +5,7 @@ import io.hourglass.core.command.CommandApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.RoomCommand;
 import io.hourglass.core.proto.RoomConfigureCmd;
+import io.hourglass.core.proto.RoomFenceCmd;
 import io.hourglass.core.proto.RoomGuarantee;
 import io.hourglass.core.proto.RoomMessage;
 import io.hourglass.core.proto.RoomNewMessage;
@@ -40,7 +41,9 @@ import org.slf4j.LoggerFactory;
  *       once; {@code in_flight_whole} says which, so a new leader redelivers only what it kept whole)
  *       with the command's {@code holders}, the session ids of the members it went to; otherwise the
  *       in-flight record and its holders are cleared if it is the one the command settles;</li>
- *   <li>configure: replaces the room's guarantee and ack timeout.</li>
+ *   <li>configure: replaces the room's guarantee and ack timeout;</li>
+ *   <li>fence: records that the leader of its term rebuilt its rooms (its {@code incarnation}-th
+ *       leadership in that term); a release of that term decided by an earlier one changes nothing.</li>
  * </ul>
  *
  * A command naming no room changes nothing (every replica agrees on that); a command of a kind this
@@ -69,14 +72,19 @@ public final class RoomApplier implements CommandApplier {
         switch (command.getOpCase()) {
             case SEND -> change = room.isEmpty() ? null : send(batch, room, command.getSend(), stampMs, position);
             case RELEASE -> {
-                if (isStale(command.getRelease(), position)) {
-                    LOG.info("entry {}: a release in room '{}' decided by the leader of term {} is ignored in term {}",
-                            position, room, command.getRelease().getLeaderTerm(), position.term());
+                if (isStale(command.getRelease(), position) || isFencedOff(command.getRelease(), position, rooms.fence())) {
+                    LOG.info("entry {}: a release in room '{}' decided by the leader of term {} (incarnation {}) is "
+                            + "ignored in term {}", position, room, command.getRelease().getLeaderTerm(),
+                            command.getRelease().getIncarnation(), position.term());
                     return new ApplyResult(position, stampMs, List.of(), false, List.of(), List.of(), List.of());
                 }
                 change = room.isEmpty() ? null : release(batch, room, command.getRelease(), stampMs);
             }
             case CONFIGURE -> change = room.isEmpty() ? null : configure(batch, room, command.getConfigure());
+            case FENCE -> {
+                fence(batch, command.getFence());
+                return new ApplyResult(position, stampMs, List.of(), false, List.of(), List.of(), List.of());
+            }
             default -> throw new IllegalStateException("entry " + position + " holds an unknown room command: "
                     + command.getOpCase());
         }
@@ -137,6 +145,23 @@ public final class RoomApplier implements CommandApplier {
      */
     static boolean isStale(RoomReleaseCmd release, TermIndex position) {
         return release.getLeaderTerm() != 0 && release.getLeaderTerm() != position.term();
+    }
+
+    /**
+     * Whether a release was decided by an earlier leadership of the same node in the same term than
+     * the last fence applied ({@code RoomFenceCmd}): the leader rebuilt its rooms since, from a store
+     * that did not hold this release yet, and acts on that state.
+     */
+    static boolean isFencedOff(RoomReleaseCmd release, TermIndex position, long[] fence) {
+        return release.getIncarnation() != 0 && fence[0] == position.term() && release.getIncarnation() < fence[1];
+    }
+
+    /** Records a fence newer than the stored one (a later term, or a later incarnation in the same term). */
+    private void fence(StoreBatch batch, RoomFenceCmd fence) {
+        long[] stored = rooms.fence();
+        if (fence.getLeaderTerm() > stored[0] || fence.getLeaderTerm() == stored[0] && fence.getIncarnation() > stored[1]) {
+            rooms.putFence(batch, fence.getLeaderTerm(), fence.getIncarnation());
+        }
     }
 
     private RoomChange release(StoreBatch batch, String room, RoomReleaseCmd release, long stampMs) {

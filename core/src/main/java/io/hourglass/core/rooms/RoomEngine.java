@@ -10,6 +10,7 @@ import io.hourglass.core.config.LimitsConfig;
 import io.hourglass.core.config.RoomsConfig;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.RoomCommand;
+import io.hourglass.core.proto.RoomFenceCmd;
 import io.hourglass.core.proto.RoomMessage;
 import io.hourglass.core.proto.RoomNewMessage;
 import io.hourglass.core.proto.RoomSendCmd;
@@ -64,6 +65,11 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
     private RoomsLeader leader;
     /** Engine thread only: tickets of release proposals, unique for this engine's lifetime. */
     private long lastTicket;
+    /** Loop only: the term of the last leadership started, and which of that term's leaderships it was. */
+    private long reignTerm;
+    private long incarnation;
+    /** Pause before fencing again after a fence proposal failed while still leading. */
+    private static final long FENCE_RETRY_MS = 100;
 
     public RoomEngine(RoomsConfig config, LimitsConfig limits, EventStore store, Replicator replicator, Clock clock) {
         this.config = config;
@@ -322,10 +328,49 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         loop.close();
     }
 
+    /**
+     * Loop only. The first leadership of a term loads the rooms at once (the term already fences off
+     * every earlier leader's releases); a later one of the same term — cut off and back in touch before
+     * anyone else was elected — first appends a fence and loads once it is applied, so that its own
+     * earlier releases still in the log cannot change the rooms it rebuilt (see {@link Reign}).
+     */
     private void becomeLeader(long term) {
         if (leader != null) {
             leader.close("leadership restarted");
+            leader = null;
         }
+        incarnation = term == reignTerm ? incarnation + 1 : 1;
+        reignTerm = term;
+        Reign reign = term == 0 ? Reign.ANY : new Reign(term, incarnation);
+        if (reign.incarnation() <= 1) {
+            load(reign);
+            return;
+        }
+        fenceThenLoad(reign);
+    }
+
+    private void fenceThenLoad(Reign reign) {
+        Command fence = Command.newBuilder().setRoom(RoomCommand.newBuilder().setFence(RoomFenceCmd.newBuilder()
+                .setLeaderTerm(reign.term()).setIncarnation(reign.incarnation()))).build();
+        replicator.propose(fence).whenComplete((reply, error) -> loop.submit(() -> {
+            if (!leading || reign.term() != reignTerm || reign.incarnation() != incarnation || leader != null) {
+                return; // stepped down, or another leadership started meanwhile
+            }
+            if (error == null) {
+                load(reign);
+            } else {
+                LOG.info("rooms: fencing off this node's earlier releases of term {} failed ({}); trying again",
+                        reign.term(), error.toString());
+                loop.at(clock.millis() + FENCE_RETRY_MS, () -> {
+                    if (leading && reign.incarnation() == incarnation && leader == null) {
+                        fenceThenLoad(reign);
+                    }
+                });
+            }
+        }));
+    }
+
+    private void load(Reign reign) {
         RoomsLeader[] self = new RoomsLeader[1];
         self[0] = RoomsLeader.load(store, replicator, clock, counters, observers, () -> ++lastTicket,
                 event -> loop.submit(() -> {
@@ -333,7 +378,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
                         event.run();
                     }
                 }),
-                config.clientTimeout().toMillis(), config.resubscribeGrace().toMillis(), term);
+                config.clientTimeout().toMillis(), config.resubscribeGrace().toMillis(), reign);
         leader = self[0];
     }
 

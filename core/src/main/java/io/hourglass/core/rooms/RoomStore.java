@@ -75,6 +75,24 @@ final class RoomStore {
         }
     }
 
+    /**
+     * The key of the last {@code RoomFenceCmd} applied: 5 bytes, a length no room entry (8) or
+     * message (20) key has. Its value: the fence's leader term and incarnation, 8 bytes each.
+     */
+    private static final byte[] FENCE_KEY = {'f', 'e', 'n', 'c', 'e'};
+
+    /** The last fence applied, as {term, incarnation}; {0, 0} before any. */
+    long[] fence() {
+        return store.roomEntry(FENCE_KEY).map(v -> {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v);
+            return new long[] {b.getLong(), b.getLong()};
+        }).orElse(new long[] {0, 0});
+    }
+
+    void putFence(StoreBatch batch, long term, long incarnation) {
+        batch.putRoomEntry(FENCE_KEY, java.nio.ByteBuffer.allocate(16).putLong(term).putLong(incarnation).array());
+    }
+
     /** Reads every room's state and pending messages from one snapshot (a new leader's start). */
     Loaded loadAll() {
         Map<String, StoredRoom> rooms = new HashMap<>();
@@ -92,7 +110,7 @@ final class RoomStore {
                 } else {
                     LOG.warn("room message {} names room '{}' whose hash differs; skipped", key, m.getRoom());
                 }
-            } else {
+            } else if (!java.util.Arrays.equals(k, FENCE_KEY)) {
                 LOG.warn("unexpected {}-byte key in the rooms column family; skipped", k.length);
             }
             return true;

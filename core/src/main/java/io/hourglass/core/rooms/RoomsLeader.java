@@ -39,8 +39,8 @@ final class RoomsLeader {
     private final Consumer<Runnable> submit;
     private final long defaultTimeoutMs;
     private final long loadedIndex;
-    /** The term this leader leads in: its releases apply only in entries of that term (0: any). */
-    private final long term;
+    /** The leadership this is: its releases apply only in entries of its term, unless fenced off. */
+    private final Reign reign;
     private final Map<ClientId, ClientSession> sessions = new HashMap<>();
     private final Map<String, RoomGate> gates = new HashMap<>();
     private final Map<String, ReleasePipeline> pipelines = new HashMap<>();
@@ -48,7 +48,7 @@ final class RoomsLeader {
 
     private RoomsLeader(RoomStore store, Replicator replicator, Clock clock, RoomCounters counters,
                         List<RoomObserver> observers, LongSupplier tickets, Consumer<Runnable> submit,
-                        long defaultTimeoutMs, long loadedIndex, long term) {
+                        long defaultTimeoutMs, long loadedIndex, Reign reign) {
         this.store = store;
         this.replicator = replicator;
         this.clock = clock;
@@ -59,7 +59,7 @@ final class RoomsLeader {
         this.submit = submit;
         this.defaultTimeoutMs = defaultTimeoutMs;
         this.loadedIndex = loadedIndex;
-        this.term = term;
+        this.reign = reign;
     }
 
     /**
@@ -67,14 +67,14 @@ final class RoomsLeader {
      * its members; a room with a message in flight releases nothing until every recorded holder of it
      * has resubscribed, or for {@code min(graceMs, defaultTimeoutMs)} when some do not come back.
      *
-     * @param term the Raft term this node leads in (0: releases are not fenced by term)
+     * @param reign the leadership this node starts ({@link Reign#ANY}: releases are not fenced)
      */
     static RoomsLeader load(RoomStore store, Replicator replicator, Clock clock, RoomCounters counters,
                             List<RoomObserver> observers, LongSupplier tickets, Consumer<Runnable> submit,
-                            long defaultTimeoutMs, long graceMs, long term) {
+                            long defaultTimeoutMs, long graceMs, Reign reign) {
         RoomStore.Loaded loaded = store.loadAll();
         RoomsLeader leader = new RoomsLeader(store, replicator, clock, counters, observers, tickets, submit,
-                defaultTimeoutMs, loaded.position().index(), term);
+                defaultTimeoutMs, loaded.position().index(), reign);
         long now = clock.millis();
         Set<String> names = new HashSet<>(loaded.pending().keySet());
         loaded.rooms().forEach((name, r) -> {
@@ -90,8 +90,8 @@ final class RoomsLeader {
             leader.gates.put(name, RoomGate.recovered(name, settingsOf(stored), pending, StoredInFlight.of(stored),
                     now, now + graceMs, now + Math.min(graceMs, defaultTimeoutMs)));
         }
-        LOG.info("rooms leader of term {} at applied {}: {} rooms with replicated state, {} pending messages",
-                term, loaded.position(), names.size(), messages);
+        LOG.info("rooms leader of term {} (incarnation {}) at applied {}: {} rooms with replicated state, {} pending "
+                + "messages", reign.term(), reign.incarnation(), loaded.position(), names.size(), messages);
         return leader;
     }
 
@@ -342,7 +342,7 @@ final class RoomsLeader {
         }
         long ticket = step.get().ticket;
         try {
-            replicator.propose(step.get().toCommand(room, term)).whenComplete((reply, error) -> {
+            replicator.propose(step.get().toCommand(room, reign)).whenComplete((reply, error) -> {
                 if (error != null) {
                     submit.accept(() -> onProposalFailed(room, ticket, error));
                 }

@@ -194,6 +194,29 @@ class RoomFailoverTest {
         assertEquals(List.of("m1", "m2"), a2.payloads(), "and the room goes on");
     }
 
+    /**
+     * The same with a leader cut off and back in touch in the same term (so the term does not fence
+     * off its earlier decision): it rebuilt its rooms with m1 in flight, and its own settle of m1 from
+     * before, appended only now, must not clear that record. The rebuild appends a fence first; the
+     * settle, decided by the earlier leadership of the term, then changes nothing.
+     */
+    @Test
+    void atLeastOnceASettleFromBeforeACutOffAppliedAfterTheSameLeaderRebuiltDoesNotStallTheRoom() {
+        f.await(f.engine.configure("r", new RoomSettings(DeliveryGuarantee.AT_LEAST_ONCE, Duration.ZERO)));
+        TestClient a = f.join("A", "r", SYNC);
+        f.send("r", 0, "m1");
+        f.replicator.deferNext(); // the Settle that A's ack leads to
+        assertEquals(AckOutcome.ACKED, a.ackLast());
+        f.cutOffAndBack();
+        f.replicator.commitDeferred(); // appended after the rebuild
+        f.send("r", 0, "m2");
+        TestClient a2 = f.join("A2", "r", SYNC);
+        pastTheHold(a2);
+        assertEquals(List.of("m1"), a2.payloads(), "redelivered: the rebuilt leader cannot know it was acked");
+        assertEquals(AckOutcome.ACKED, a2.ackLast());
+        assertEquals(List.of("m1", "m2"), a2.payloads(), "and the room goes on");
+    }
+
     @Test
     void aMessageReleasedAtMostOnceIsNotRedeliveredAfterTheRoomTurnsAtLeastOnce() {
         TestClient a = f.join("A", "r", SYNC);

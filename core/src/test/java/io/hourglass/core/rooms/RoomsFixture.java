@@ -55,6 +55,17 @@ final class RoomsFixture implements AutoCloseable {
         return engine;
     }
 
+    /**
+     * The same engine stops leading and then leads again in the same term: a leader cut off from the
+     * cluster and back in touch before anyone else was elected.
+     */
+    void cutOffAndBack() {
+        engine.setLeading(false, replicator.term());
+        run();
+        engine.setLeading(true, replicator.term());
+        run();
+    }
+
     private RoomEngine newEngine() {
         RoomEngine e = new RoomEngine(config, LimitsConfig.DEFAULTS, store, replicator, clock);
         applier.addListener(e);
