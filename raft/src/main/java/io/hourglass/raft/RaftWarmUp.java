@@ -1,8 +1,6 @@
 package io.hourglass.raft;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,6 +19,7 @@ import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupManagementRequest;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -31,7 +30,6 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
-import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.util.SizeInBytes;
@@ -162,19 +160,28 @@ final class RaftWarmUp implements AutoCloseable {
         try {
             Files.createDirectories(parent);
             dir = Files.createTempDirectory(parent, DIR_PREFIX);
-            List<RaftPeer> peers = new ArrayList<>();
+            // Each server binds a port of the kernel's choosing and starts without a group; the group,
+            // naming the ports they got, is added to each of them next. Ports picked free beforehand
+            // could be taken by another socket before the server bound them, and a Ratis server
+            // that fails to bind exits the whole process (seen in CI: the node died at start).
             for (int i = 1; i <= 3; i++) {
-                peers.add(RaftPeer.newBuilder().setId(MEMBER_PREFIX + i).setAddress(host + ":" + freePort()).build());
+                RaftPeerId id = RaftPeerId.valueOf(MEMBER_PREFIX + i);
+                servers.add(RaftServer.newBuilder().setServerId(id).setProperties(properties(dir.resolve(id.toString()), true))
+                        .setParameters(tlsParameters).setStateMachine(new Discard()).build());
             }
-            RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()), peers);
-            for (RaftPeer peer : peers) {
-                RaftProperties p = properties(dir.resolve(peer.getId().toString()), peer);
-                servers.add(RaftServer.newBuilder().setServerId(peer.getId()).setGroup(group).setProperties(p)
-                        .setParameters(tlsParameters).setStateMachine(new Discard())
-                        .setOption(RaftStorage.StartupOption.FORMAT).build());
-            }
+            List<RaftPeer> peers = new ArrayList<>();
             for (RaftServer s : servers) {
                 s.start();
+                peers.add(RaftPeer.newBuilder().setId(s.getId())
+                        .setAddress(host + ":" + s.getServerRpc().getInetSocketAddress().getPort()).build());
+            }
+            RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()), peers);
+            for (RaftServer s : servers) {
+                RaftClientReply added = s.groupManagement(GroupManagementRequest.newAdd(ClientId.randomId(), s.getId(),
+                        callIds++, group, true));
+                if (!added.isSuccess()) {
+                    throw new IOException("adding the warm-up group to " + s.getId() + " failed: " + added.getException());
+                }
             }
             RaftPeerId leader = leaderOf(servers, group.getGroupId(), deadline);
             writes(dir, group, leader, deadline);
@@ -214,11 +221,12 @@ final class RaftWarmUp implements AutoCloseable {
         }
     }
 
-    private RaftProperties properties(Path storage, RaftPeer peer) {
+    /** @param server a server's (it listens on a port of the kernel's choosing), or a client's */
+    private RaftProperties properties(Path storage, boolean server) {
         RaftProperties p = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(p, List.of(storage.toFile()));
-        if (peer != null) {
-            GrpcConfigKeys.Server.setPort(p, Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1)));
+        if (server) {
+            GrpcConfigKeys.Server.setPort(p, 0);
             GrpcConfigKeys.Server.setHost(p, host);
         }
         // Short timeouts: the code is the same, the waits are not worth having here.
@@ -262,7 +270,7 @@ final class RaftWarmUp implements AutoCloseable {
 
     private RaftClient client(Path dir, RaftGroup group, RaftPeerId leader) {
         return RaftClient.newBuilder().setClientId(ClientId.randomId()).setRaftGroup(group).setLeaderId(leader)
-                .setProperties(properties(dir.resolve("client"), null)).setParameters(tlsParameters)
+                .setProperties(properties(dir.resolve("client"), false)).setParameters(tlsParameters)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(100,
                         TimeDuration.valueOf(20, TimeUnit.MILLISECONDS)))
                 .build();
@@ -311,12 +319,6 @@ final class RaftWarmUp implements AutoCloseable {
 
     private static RaftPeerId other(List<RaftPeer> peers, RaftPeerId not) {
         return peers.stream().map(RaftPeer::getId).filter(id -> !id.equals(not)).findFirst().orElseThrow();
-    }
-
-    private int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-            return s.getLocalPort();
-        }
     }
 
     /** Applies every entry by forgetting it. */
