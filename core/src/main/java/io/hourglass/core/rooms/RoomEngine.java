@@ -362,7 +362,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
                 LOG.info("rooms: fencing off this node's earlier releases of term {} failed ({}); trying again",
                         reign.term(), error.toString());
                 loop.at(clock.millis() + FENCE_RETRY_MS, () -> {
-                    if (leading && reign.incarnation() == incarnation && leader == null) {
+                    if (leading && reign.term() == reignTerm && reign.incarnation() == incarnation && leader == null) {
                         fenceThenLoad(reign);
                     }
                 });
