@@ -357,8 +357,10 @@ class ShardedClusterTest {
             dead.forEach(m -> assertEquals("2", m.headers().get("hourglass-dead-letter-deliveries")));
             int dlqShard = ShardHash.shardOf(dlq, SHARDS);
             assertEquals(0, count(cluster.running().get(0), 0, dlq), "no copy on the source topic's shard");
-            assertTrue(cluster.running().stream().allMatch(n -> n.node().shards().get(dlqShard).store()
-                    .durableGroups(dlq).contains("ops")), "the dead-letter topic lives on its own shard");
+            // Every replica of that shard, once it has applied the group's registration (a follower may lag).
+            await("the dead-letter topic lives on its own shard").atMost(Duration.ofSeconds(30)).until(() ->
+                    cluster.running().stream().allMatch(n -> n.node().shards().get(dlqShard).store()
+                            .durableGroups(dlq).contains("ops")));
         }
     }
 
