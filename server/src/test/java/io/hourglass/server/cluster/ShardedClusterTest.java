@@ -128,16 +128,21 @@ class ShardedClusterTest {
 
         publishAndConsume(client, topics, 50, "first");
 
-        // Every shard's messages live in that shard's store only, on every node.
-        for (TestNode n : cluster.running()) {
-            for (int s = 0; s < SHARDS; s++) {
-                String topic = topics.get(s);
-                for (int other = 0; other < SHARDS; other++) {
-                    var store = n.node().shards().get(other).store();
-                    boolean holds = !store.durableGroups(topic).isEmpty();
-                    assertEquals(other == s, holds, n.id() + ": shard " + other + " holding " + topic + "'s group");
+        // Every shard's messages live in that shard's store only, on every node (once each follower
+        // has applied the groups' registrations: one may lag the leader that delivered).
+        await("each topic's group on its own shard only, on every node").atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            for (TestNode n : cluster.running()) {
+                for (int s = 0; s < SHARDS; s++) {
+                    String topic = topics.get(s);
+                    for (int other = 0; other < SHARDS; other++) {
+                        var store = n.node().shards().get(other).store();
+                        boolean holds = !store.durableGroups(topic).isEmpty();
+                        assertEquals(other == s, holds, n.id() + ": shard " + other + " holding " + topic + "'s group");
+                    }
                 }
             }
+        });
+        for (TestNode n : cluster.running()) {
             assertTrue(Files.exists(n.dataDir().resolve("db-" + (SHARDS - 1))), "one RocksDB per shard");
         }
 
