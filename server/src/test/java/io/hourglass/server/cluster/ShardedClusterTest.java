@@ -287,8 +287,16 @@ class ShardedClusterTest {
         TestNode joiner = cluster.startJoiner();
         Map<String, String> js = cluster.settingsOf(joiner);
         var admin = client.admin();
-        var voters = admin.addNode(joiner.id(), "127.0.0.1", Integer.parseInt(js.get("raft.port")),
-                Integer.parseInt(js.get("grpc.port"))).getVotersList();
+        // The balancer may be moving a shard's leadership right then; Ratis then refuses the change
+        // ("is stepping down"), and an operator runs the command again, as this does.
+        java.util.concurrent.atomic.AtomicReference<List<String>> added = new java.util.concurrent.atomic.AtomicReference<>();
+        await("the node is added").atMost(Duration.ofSeconds(60)).ignoreExceptionsMatching(
+                e -> String.valueOf(e.getMessage()).contains("stepping down")).until(() -> {
+                    added.set(admin.addNode(joiner.id(), "127.0.0.1", Integer.parseInt(js.get("raft.port")),
+                            Integer.parseInt(js.get("grpc.port"))).getVotersList());
+                    return true;
+                });
+        var voters = added.get();
         assertTrue(voters.contains(joiner.id()), voters.toString());
         for (int s = 0; s < SHARDS; s++) {
             int shard = s;
