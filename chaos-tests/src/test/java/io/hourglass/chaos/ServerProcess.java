@@ -297,8 +297,8 @@ public final class ServerProcess implements AutoCloseable {
             });
         } catch (RuntimeException e) {
             throw new AssertionError(nodeId + " did not become ready within " + timeout + " (" + e.getMessage()
-                    + "); its last /readyz answer: " + lastAnswer[0] + "; last lines of " + outputFile() + ":\n"
-                    + outputTail(40), e);
+                    + "); its last /readyz answer: " + lastAnswer[0] + "; its last warnings:\n" + outputWarnings(25)
+                    + "\nlast lines of " + outputFile() + ":\n" + outputTail(20), e);
         }
     }
 
@@ -404,6 +404,31 @@ public final class ServerProcess implements AutoCloseable {
             }
             List<String> all = Files.readAllLines(outputFile(), StandardCharsets.UTF_8);
             return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * The last {@code lines} warnings and errors of the output, one line each (no stack traces) and each
+     * message once: a tail full of one repeated stack trace hides what went wrong first.
+     */
+    public String outputWarnings(int lines) {
+        try {
+            if (!Files.exists(outputFile())) {
+                return "(no output file)";
+            }
+            java.util.LinkedHashMap<String, String> byMessage = new java.util.LinkedHashMap<>();
+            for (String line : Files.readAllLines(outputFile(), StandardCharsets.UTF_8)) {
+                int level = Math.max(line.indexOf(" WARN "), line.indexOf(" ERROR "));
+                if (level > 0) {
+                    String message = line.substring(level);
+                    byMessage.remove(message);
+                    byMessage.put(message, line.length() > 400 ? line.substring(0, 400) + "…" : line);
+                }
+            }
+            List<String> kept = List.copyOf(byMessage.values());
+            return String.join("\n", kept.subList(Math.max(0, kept.size() - lines), kept.size()));
         } catch (IOException e) {
             return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
         }

@@ -81,13 +81,51 @@ final class Membership {
                 throw new IOException("node " + id + " at " + added.getAddress() + " refused the group: " + created.getException());
             }
         } catch (org.apache.ratis.protocol.exceptions.AlreadyExistsException e) {
-            LOG.info("{}: {} already has the group", nodeId, id);
+            LOG.info("{}: {} already has the group, or is adding it", nodeId, id);
         } catch (org.apache.ratis.protocol.exceptions.RaftRetryFailureException e) {
             // Not an internal fault: the new node is not (yet) listening. Clients may retry.
             throw new io.hourglass.core.UnavailableException("node " + id + " at " + added.getAddress()
                     + " did not answer; start it with --join first, then add it again", e);
         }
+        awaitGroupRunning(added, peers);
         return setVoters(peers);
+    }
+
+    /** How long {@link #addVoter} waits for the new node to start the group it was asked to add. */
+    static final Duration GROUP_START_WAIT = Duration.ofSeconds(45);
+
+    /**
+     * Returns once {@code added} runs the group (Ratis answers a group's info only once the division
+     * has started), adding it again if the node dropped it. Needed because "already exists" does not
+     * mean "added": when an add outlasts the client's request timeout the client asks again, the
+     * second ask is told the group exists, and if the first then fails the node drops the group.
+     * Committing the configuration then would make a voter that refuses every append of the group
+     * (a group with a short log counts it as caught up at once), never to recover.
+     */
+    void awaitGroupRunning(RaftPeer added, List<RaftPeer> peers) throws IOException {
+        long deadline = System.nanoTime() + GROUP_START_WAIT.toNanos();
+        Exception last = null;
+        try (RaftClient probe = clients.get().setRaftGroup(RaftGroup.valueOf(groupId, added))
+                .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            var api = probe.getGroupManagementApi(added.getId());
+            while (System.nanoTime() < deadline) {
+                try {
+                    if (!api.list().getGroupIds().contains(groupId)) {
+                        LOG.warn("{}: {} dropped group {} after a failed add; adding it again", nodeId, added.getId(),
+                                groupId);
+                        api.add(RaftGroup.valueOf(groupId, peers));
+                    }
+                    if (api.info(groupId).isSuccess()) {
+                        return;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    last = e; // not started yet (no role), an add in progress, or a slow answer
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            }
+        }
+        throw new io.hourglass.core.UnavailableException("node " + added.getId() + " did not start the group within "
+                + GROUP_START_WAIT.toSeconds() + " s; add it again", last);
     }
 
     /** Asks this node's state machine to take a snapshot now; returns its index. */

@@ -80,6 +80,21 @@ final class TestGroup implements AutoCloseable {
         return node;
     }
 
+    /** Opens (without starting) node {@code id} started with {@code --join}: on a port of its own, with no group. */
+    RaftNode openJoiner(String id) throws IOException {
+        int port = TestPorts.next();
+        ports.put(id, port);
+        Path home = dir.resolve(id);
+        EventStore store = EventStore.open(home.resolve("db"));
+        stores.put(id, store);
+        RaftConfig config = RaftConfig.from(new Settings(Map.of("node.id", id, "cluster.join", "true",
+                "raft.port", Integer.toString(port))), home, 7070);
+        RaftNode node = new RaftNode(config, "127.0.0.1", 7070, new StateApplier(store), Clock.systemUTC(), 1 << 20,
+                ProposalObserver.NONE);
+        nodes.put(id, node);
+        return node;
+    }
+
     /** Closes node {@code id} and its store; its data stays on disk. */
     void close(String id) throws IOException {
         RaftNode node = nodes.remove(id);
