@@ -169,7 +169,15 @@ final class Membership {
     List<RaftNode.Member> setVoters(List<RaftPeer> peers) throws IOException {
         RaftClientReply reply = client.admin().setConfiguration(peers);
         if (!reply.isSuccess()) {
-            throw new IOException("configuration change failed: " + reply.getException());
+            var e = reply.getException();
+            if (Forwarder.stepsDown(e) || e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
+                    || e instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
+                    || e instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException) {
+                // A leadership on the move or another change under way: passing, the caller asks again.
+                throw new io.hourglass.core.UnavailableException("configuration change refused for now, run it "
+                        + "again: " + e.getMessage(), e);
+            }
+            throw new IOException("configuration change failed: " + e);
         }
         LOG.info("{}: voters are now {}", nodeId, peers);
         return toMembers(peers);
