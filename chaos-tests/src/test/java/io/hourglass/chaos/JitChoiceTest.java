@@ -83,6 +83,26 @@ final class JitChoiceTest {
         }
     }
 
+    /**
+     * Below 3 CPUs the server's common fork-join pool gets 2 threads: at 1 (the JVM's CPUs - 1) every
+     * async step without an executor, as Ratis' follower appends, would start a thread of its own.
+     */
+    @Test
+    void theServerGivesTheCommonPoolTwoThreadsOnFewCpusUnlessTheUserSetsIt() throws Exception {
+        String two = "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2";
+        Run oneCpu = run(distribution.serverScript(), Map.of(), "taskset", "-c", "0");
+        assertTrue(oneCpu.args().contains(two), () -> "on one CPU: " + oneCpu.args());
+        Run own = run(distribution.serverScript(), Map.of("HOURGLASS_JAVA_OPTS",
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=6"), "taskset", "-c", "0");
+        assertEquals(List.of("-Djava.util.concurrent.ForkJoinPool.common.parallelism=6"), own.args().stream()
+                .filter(a -> a.contains("common.parallelism")).toList(), () -> "the user's: " + own.args());
+        if (Runtime.getRuntime().availableProcessors() >= 3) {
+            Run many = run(distribution.serverScript(), Map.of());
+            assertFalse(many.args().contains(two), () -> "on " + Runtime.getRuntime().availableProcessors()
+                    + " CPUs: " + many.args());
+        }
+    }
+
     @Test
     void anUnknownChoiceIsRefusedWithOneLine() throws Exception {
         for (Path script : List.of(distribution.serverScript(), distribution.cliScript())) {
