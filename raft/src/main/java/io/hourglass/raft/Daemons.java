@@ -14,11 +14,7 @@ final class Daemons {
 
     /** A single-thread scheduler whose thread is a daemon called {@code name}. */
     static ScheduledExecutorService scheduler(String name) {
-        return Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        });
+        return Executors.newSingleThreadScheduledExecutor(daemon(name));
     }
 
     /**
@@ -27,12 +23,17 @@ final class Daemons {
      */
     static ExecutorService lane(String name, long idleSeconds) {
         ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, idleSeconds, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> {
-                    Thread t = new Thread(r, name);
-                    t.setDaemon(true);
-                    return t;
-                });
+                daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
+    }
+
+    /** Makes daemon threads called {@code name}. */
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 }

@@ -197,10 +197,13 @@ final class Forwarder implements AutoCloseable {
                 || !(last == null ? lastReset.putIfAbsent(server, now) == null : lastReset.replace(server, last, now))) {
             return;
         }
+        if (closed) {
+            return; // closing: the connections go with the client
+        }
         ExecutorService lane = resetLanes.computeIfAbsent(server,
                 s -> Daemons.lane(nodeId + "-forwarder-reset-" + s, LANE_IDLE_SECONDS));
         if (closed) {
-            lane.shutdownNow(); // closing: the connections go with the client
+            lane.shutdownNow(); // close ran meanwhile and may have missed this lane
             return;
         }
         try {

@@ -155,17 +155,13 @@ class RoomApplierTest {
     void aFenceMakesTheSameTermsEarlierLeadershipsReleasesChangeNothingOnEveryReplica() {
         RoomKey k = keys(apply(send("r", 0, "m"))).get(0);
         applier.apply(fence(2, 2), new TermIndex(2, ++index));
-        RoomCommand.Builder stale = release("r", 9, true, "", k);
-        stale.getReleaseBuilder().setLeaderTerm(2).setIncarnation(1);
-        assertEquals(List.of(), applier.apply(Command.newBuilder().setStampedAtMs(6000).setRoom(stale).build(),
-                new TermIndex(2, ++index)).changes(), "decided before the leader of term 2 rebuilt its rooms");
+        assertEquals(List.of(), applyRelease(k, 9, 2, 1, 6000, new TermIndex(2, ++index)).changes(),
+                "decided before the leader of term 2 rebuilt its rooms");
         assertTrue(rooms.message("r", k).isPresent(), "still pending");
         assertEquals(new TermIndex(2, index), store.appliedIndex(), "the entry still counts as applied");
         applier.apply(fence(1, 7), new TermIndex(2, ++index)); // an older term's fence, late: no effect
         applier.apply(fence(2, 1), new TermIndex(2, ++index)); // an older incarnation's: no effect
-        RoomCommand.Builder current = release("r", 10, true, "", k);
-        current.getReleaseBuilder().setLeaderTerm(2).setIncarnation(2);
-        applier.apply(Command.newBuilder().setStampedAtMs(6001).setRoom(current).build(), new TermIndex(2, ++index));
+        applyRelease(k, 10, 2, 2, 6001, new TermIndex(2, ++index));
         assertEquals(k.id(), rooms.room("r").getInFlight().getId(), "the current leadership's release applies");
     }
 
@@ -173,10 +169,15 @@ class RoomApplierTest {
     void aFenceOfAnotherTermLeavesThisTermsReleasesAlone() {
         RoomKey k = keys(apply(send("r", 0, "m"))).get(0);
         applier.apply(fence(2, 3), new TermIndex(2, ++index));
-        RoomCommand.Builder first = release("r", 9, true, "", k);
-        first.getReleaseBuilder().setLeaderTerm(3).setIncarnation(1);
-        applier.apply(Command.newBuilder().setStampedAtMs(6000).setRoom(first).build(), new TermIndex(3, ++index));
+        applyRelease(k, 9, 3, 1, 6000, new TermIndex(3, ++index));
         assertEquals(k.id(), rooms.room("r").getInFlight().getId(), "term 3's first leadership is not fenced off");
+    }
+
+    /** Applies, at {@code at} with stamp {@code stampMs}, a release of {@code k} decided by {@code term}'s leadership number {@code incarnation}. */
+    private ApplyResult applyRelease(RoomKey k, long ticket, long term, long incarnation, long stampMs, TermIndex at) {
+        RoomCommand.Builder release = release("r", ticket, true, "", k);
+        release.getReleaseBuilder().setLeaderTerm(term).setIncarnation(incarnation);
+        return applier.apply(Command.newBuilder().setStampedAtMs(stampMs).setRoom(release).build(), at);
     }
 
     private static Command fence(long term, long incarnation) {
