@@ -398,15 +398,23 @@ public final class ServerProcess implements AutoCloseable {
 
     /** The last {@code lines} lines of the process's output, for failure messages. */
     public String outputTail(int lines) {
+        return fromOutput(all -> lastOf(all, lines));
+    }
+
+    /** What {@code render} makes of the output's lines, or why there are none to read. */
+    private String fromOutput(java.util.function.Function<List<String>, String> render) {
         try {
             if (!Files.exists(outputFile())) {
                 return "(no output file)";
             }
-            List<String> all = Files.readAllLines(outputFile(), StandardCharsets.UTF_8);
-            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+            return render.apply(Files.readAllLines(outputFile(), StandardCharsets.UTF_8));
         } catch (IOException e) {
             return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
         }
+    }
+
+    private static String lastOf(List<String> lines, int count) {
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - count), lines.size()));
     }
 
     /**
@@ -414,12 +422,9 @@ public final class ServerProcess implements AutoCloseable {
      * message once: a tail full of one repeated stack trace hides what went wrong first.
      */
     public String outputWarnings(int lines) {
-        try {
-            if (!Files.exists(outputFile())) {
-                return "(no output file)";
-            }
+        return fromOutput(all -> {
             java.util.LinkedHashMap<String, String> byMessage = new java.util.LinkedHashMap<>();
-            for (String line : Files.readAllLines(outputFile(), StandardCharsets.UTF_8)) {
+            for (String line : all) {
                 int level = Math.max(line.indexOf(" WARN "), line.indexOf(" ERROR "));
                 if (level > 0) {
                     String message = line.substring(level);
@@ -427,11 +432,8 @@ public final class ServerProcess implements AutoCloseable {
                     byMessage.put(message, line.length() > 400 ? line.substring(0, 400) + "…" : line);
                 }
             }
-            List<String> kept = List.copyOf(byMessage.values());
-            return String.join("\n", kept.subList(Math.max(0, kept.size() - lines), kept.size()));
-        } catch (IOException e) {
-            return "(cannot read " + outputFile() + ": " + e.getMessage() + ")";
-        }
+            return lastOf(List.copyOf(byMessage.values()), lines);
+        });
     }
 
     /** Deletes the data directory of a node that is not running: it restarts empty. */

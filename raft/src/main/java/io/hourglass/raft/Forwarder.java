@@ -243,6 +243,15 @@ final class Forwarder implements AutoCloseable {
         return e instanceof LeaderSteppingDownException || e instanceof TransferLeadershipException;
     }
 
+    /**
+     * Whether {@code e} is a refusal that passes with the leadership: this server does not lead, is
+     * not ready to yet, or is handing its leadership over. Nothing was logged; asking again (here or
+     * at the leader) is safe.
+     */
+    static boolean leadershipRefusal(Throwable e) {
+        return e instanceof NotLeaderException || e instanceof LeaderNotReadyException || stepsDown(e);
+    }
+
     /** {@code server} answered something other than "not ready": the proposals parked on it go now. */
     private void release(RaftPeerId server) {
         NotReady gate = notReady.remove(server);

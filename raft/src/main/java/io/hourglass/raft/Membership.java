@@ -170,8 +170,7 @@ final class Membership {
         RaftClientReply reply = client.admin().setConfiguration(peers);
         if (!reply.isSuccess()) {
             var e = reply.getException();
-            if (Forwarder.stepsDown(e) || e instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
-                    || e instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
+            if (Forwarder.leadershipRefusal(e)
                     || e instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException) {
                 // A leadership on the move or another change under way: passing, the caller asks again.
                 throw new io.hourglass.core.UnavailableException("configuration change refused for now, run it "

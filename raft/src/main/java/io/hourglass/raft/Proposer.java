@@ -180,8 +180,7 @@ final class Proposer {
             CompletableFuture<RaftClientReply> submitted = server.submitClientRequestAsync(request);
             inDivision.add(submitted);
             submitted.whenComplete((r, e) -> inDivision.remove(submitted));
-            return submitted.thenCompose(reply -> reply.getNotLeaderException() != null
-                    || reply.getLeaderNotReadyException() != null || Forwarder.stepsDown(reply.getException())
+            return submitted.thenCompose(reply -> Forwarder.leadershipRefusal(reply.getException())
                     ? forwarder.forward(message) : CompletableFuture.completedFuture(reply));
         } catch (IOException e) {
             return null;
