@@ -1,6 +1,7 @@
 package io.hourglass.raft;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +48,8 @@ final class LogWatches implements AutoCloseable {
         this.downloadedFrom = downloadedFrom;
         this.membership = membership;
         this.followerWatch = new FollowerWatch(config.nodeId(), config.followerStallTimeout());
-        this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout());
+        this.lostLogWatch = new LostLogWatch(config.nodeId(), config.lostLogTimeout(),
+                Duration.ofMillis(LostLogWatch.GAP_LOOKS * lookEveryMs(config)));
         this.pendingInstallWatch = new PendingInstallWatch(config.nodeId(), config.lostLogTimeout());
         this.appendChain = new AppendChain(config.nodeId(), view::division);
         this.stuckCommit = new StuckCommitWatch(config.lostLogTimeout());
@@ -56,9 +58,13 @@ final class LogWatches implements AutoCloseable {
 
     /** Looks four times per the shorter of the two timeouts, between every 100 ms and every second. */
     void start() {
-        long every = Math.max(100, Math.min(1_000,
-                Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
+        long every = lookEveryMs(config);
         executor.scheduleWithFixedDelay(this::look, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private static long lookEveryMs(RaftConfig config) {
+        return Math.max(100, Math.min(1_000,
+                Math.min(config.followerStallTimeout().toMillis(), config.lostLogTimeout().toMillis()) / 4));
     }
 
     /** Followers that have stopped catching up; empty unless this node leads. */

@@ -49,8 +49,15 @@ final class LostLogWatch {
      */
     static final int CONTACT_FACTOR = 4;
 
+    /** Looks that may be missed in a row before the watch counts the gap as a stall of its own. */
+    static final int GAP_LOOKS = 4;
+
     private final String nodeId;
     private final long timeoutNanos;
+    /** A longer gap between two looks means this process (or its watch thread) stalled. */
+    private final long maxGapNanos;
+    /** The time of the last look; MIN_VALUE before the first. */
+    private long lookedNanos = Long.MIN_VALUE;
     private long logEnd = Long.MIN_VALUE;
     private long sinceNanos;
     private long checkedNanos;
@@ -62,9 +69,21 @@ final class LostLogWatch {
     private volatile long cutEnd = Long.MIN_VALUE;
     private volatile long asks;
 
+    /** A watch that never counts a gap between looks as a stall (looks given at any pace). */
     LostLogWatch(String nodeId, Duration timeout) {
+        this(nodeId, timeout, Duration.ofNanos(Long.MAX_VALUE));
+    }
+
+    /**
+     * @param maxGap the longest gap between two looks that is not a stall: after a longer one (the
+     *     process was paused, or starved of CPU) the clock starts over, since this node could not have
+     *     received what the leader sent meanwhile; a follower resumed after a SIGSTOP once asked a
+     *     healthy leader to step down on its first look back.
+     */
+    LostLogWatch(String nodeId, Duration timeout, Duration maxGap) {
         this.nodeId = nodeId;
         this.timeoutNanos = timeout.toNanos();
+        this.maxGapNanos = maxGap.toNanos();
     }
 
     /**
@@ -77,13 +96,16 @@ final class LostLogWatch {
      * @return the leader whose commit index to look up now (then call {@link #starved}), or null
      */
     String suspect(String leaderId, long leaderContactMs, long logEnd, boolean installing, long nowNanos) {
-        if (leaderId == null) {
+        // After a stall of this process what the leader sent meanwhile could not arrive: start over.
+        boolean stalled = lookedNanos != Long.MIN_VALUE && nowNanos - lookedNanos > maxGapNanos;
+        lookedNanos = nowNanos;
+        if (leaderId == null && !stalled) {
             // A follower refusing every append hears a heartbeat only every 5-7 s and, timing out in
             // between, forgets its leader for a while: that is no news of the log, the clock runs on.
             return null;
         }
-        boolean still = leaderId != null && leaderContactMs * 1_000_000L < CONTACT_FACTOR * timeoutNanos && !installing
-                && logEnd == this.logEnd;
+        boolean still = !stalled && leaderId != null && leaderContactMs * 1_000_000L < CONTACT_FACTOR * timeoutNanos
+                && !installing && logEnd == this.logEnd;
         if (!still) {
             if (logEnd != this.logEnd) {
                 asksAtThisEnd = 0;

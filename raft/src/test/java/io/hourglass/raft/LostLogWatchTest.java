@@ -36,6 +36,21 @@ final class LostLogWatchTest {
     }
 
     @Test
+    void aStallOfThisProcessRestartsTheClock() {
+        // A follower resumed after a 10 s SIGSTOP looks before the leader's next append can reach it:
+        // the pause is no news of the leader, and it once asked a healthy leader to step down.
+        LostLogWatch ticking = new LostLogWatch("n3", Duration.ofSeconds(5), Duration.ofSeconds(2));
+        assertNull(ticking.suspect("n1", 100, 7, false, 0));
+        assertNull(ticking.suspect("n1", 100, 7, false, SECOND));
+        assertNull(ticking.suspect("n1", 10_000, 7, false, 11 * SECOND), "the first look after the stall");
+        assertNull(ticking.suspect("n1", 100, 7, false, 12 * SECOND), "the clock started over at the stall");
+        for (long s = 13; s < 16; s++) {
+            assertNull(ticking.suspect("n1", 100, 7, false, s * SECOND));
+        }
+        assertEquals("n1", ticking.suspect("n1", 100, 7, false, 16 * SECOND), "a timeout after the stall");
+    }
+
+    @Test
     void aLeaderForgottenBetweenHeartbeatsDoesNotRestartTheClock() {
         // A wiped follower refusing every append times out between the leader's heartbeats, 5-7 s
         // apart, and knows no leader until the next one: seen on real processes, it never asked.
