@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * {@link PublishConfig#maxInFlightBatches()} of them outstanding.
  *
  * <pre>
- *  add() ──▶ open batch ──(full | linger)──▶ ready queue ──(in-flight slot)──▶ sender
+ *  add() ──▶ open batch ──(full | linger | nothing outstanding)──▶ ready queue ──(in-flight slot)──▶ sender
  *  addAll() ──(chunked)─────────────────────▶ ready queue
  * </pre>
  *
@@ -124,7 +124,7 @@ final class PublishBatcher {
             open.add(pending);
             openBytes += pending.size();
             if (open.size() >= config.maxBatchMessages() || openBytes >= config.maxBatchBytes()
-                    || config.linger().isZero()) {
+                    || config.linger().isZero() || nothingOutstanding()) {
                 sealOpen();
             } else if (open.size() == 1) {
                 scheduleLinger(open);
@@ -132,6 +132,15 @@ final class PublishBatcher {
         }
         drain();
         return pending.result();
+    }
+
+    /**
+     * No request is out and none waits: the open batch has nobody to share a request with, so it
+     * goes now instead of adding the linger to its latency (see {@link PublishConfig}). Caller
+     * holds lock.
+     */
+    private boolean nothingOutstanding() {
+        return inFlight == 0 && ready.isEmpty() && !draining;
     }
 
     /** Sends {@code messages} in as few requests as the limits allow, bypassing the linger. */

@@ -44,6 +44,8 @@ final class FakeBroker implements AutoCloseable {
     /** Fails every Subscribe init with this status when set. */
     volatile Status initFailure;
     final List<FakeStream> streams = new CopyOnWriteArrayList<>();
+    /** When set, Publish calls wait for it (at most 10 s) before they are answered. */
+    volatile java.util.concurrent.CountDownLatch publishGate;
     /** Publish calls go unanswered while set, as on a server slow to commit or paused. */
     volatile boolean publishesHang;
     /** WhoAmI calls (the client's liveness question) go unanswered while set, as on a paused server. */
@@ -98,6 +100,14 @@ final class FakeBroker implements AutoCloseable {
         @Override
         public void publish(PublishRequest request, StreamObserver<PublishResponse> response) {
             publishRequests.add(request);
+            java.util.concurrent.CountDownLatch gate = publishGate;
+            if (gate != null) {
+                try {
+                    gate.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             if (publishesHang) {
                 return;
             }

@@ -52,14 +52,20 @@ class PublisherTest {
     @Test
     void concurrentAsyncPublishesShareRequests() {
         HourglassClient client = client(builder().maxBatchMessages(100).linger(Duration.ofMillis(50)));
+        // Held at the broker, as on a real one that takes a while to commit: the in-process broker
+        // answers so fast that a message would now and then find nothing outstanding and go out alone.
+        broker.publishGate = new java.util.concurrent.CountDownLatch(1);
         List<CompletableFuture<PublishResult>> futures = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             futures.add(client.publishAsync(Message.of("t", "m-" + i)));
         }
+        broker.publishGate.countDown();
         List<PublishResult> results = futures.stream().map(CompletableFuture::join).toList();
 
         assertEquals(1000, new HashSet<>(results.stream().map(PublishResult::id).toList()).size());
         assertEquals(1000, broker.publishedMessageCount());
+        // the first alone (nothing was outstanding), the 999 behind it in requests of up to 100 (and a
+        // partial one whenever the 50 ms linger runs out mid-loop on a slow machine)
         assertTrue(broker.publishRequests.size() <= 20, "requests: " + broker.publishRequests.size());
         assertTrue(broker.publishRequests.stream().allMatch(r -> r.getMessagesCount() <= 100));
         assertEquals(1000, new HashSet<>(payloadsAtServer()).size());
@@ -96,6 +102,36 @@ class PublisherTest {
         PublishRequest request = broker.publishRequests.get(0);
         assertEquals(5_000, request.getMessages(0).getDelayMs());
         assertEquals("1", request.getMessages(0).getHeadersOrThrow("h"));
+    }
+
+    @Test
+    void aMessageThatFindsNothingOutstandingGoesOutWithoutItsLinger() {
+        HourglassClient client = client(builder().linger(Duration.ofSeconds(30)));
+        CompletableFuture<PublishResult> lone = client.publishAsync(Message.of("t", "x"));
+
+        await("a lone message is sent at once, not after its 30 s linger").atMost(Duration.ofSeconds(5))
+                .until(lone::isDone);
+        assertEquals(1, broker.publishRequests.size());
+    }
+
+    @Test
+    void messagesBehindAnOutstandingRequestGatherForTheLinger() {
+        HourglassClient client = client(builder().linger(Duration.ofMillis(200)));
+        broker.publishGate = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<PublishResult> first = client.publishAsync(Message.of("t", "0"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> broker.publishRequests.size() == 1);
+        List<CompletableFuture<PublishResult>> behind = new ArrayList<>();
+        for (int i = 1; i <= 5; i++) {
+            behind.add(client.publishAsync(Message.of("t", "m-" + i)));
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> broker.publishRequests.size() == 2);
+        broker.publishGate.countDown();
+        first.join();
+        behind.forEach(CompletableFuture::join);
+
+        assertEquals(1, broker.publishRequests.get(0).getMessagesCount());
+        assertEquals(5, broker.publishRequests.get(1).getMessagesCount(), "the five behind the first share one request");
+        assertEquals(2, broker.publishRequests.size());
     }
 
     @Test
@@ -223,15 +259,21 @@ class PublisherTest {
     @Test
     void oneInvalidMessageFailsOnlyItselfInABatch() {
         HourglassClient client = client(builder().linger(Duration.ofMillis(100)));
+        broker.publishGate = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<PublishResult> first = client.publishAsync(Message.of("t", "0")); // out at once
+        await().atMost(Duration.ofSeconds(5)).until(() -> broker.publishRequests.size() == 1);
         CompletableFuture<PublishResult> good1 = client.publishAsync(Message.of("t", "1"));
         CompletableFuture<PublishResult> bad = client.publishAsync(Message.of("bad", "2"));
         CompletableFuture<PublishResult> good2 = client.publishAsync(Message.of("t", "3"));
 
+        await().atMost(Duration.ofSeconds(5)).until(() -> broker.publishRequests.size() == 2);
+        broker.publishGate.countDown();
+        first.join();
         good1.join();
         good2.join();
         CompletionException e = assertThrows(CompletionException.class, bad::join);
         assertInstanceOf(InvalidRequestException.class, e.getCause());
-        assertEquals(3, broker.publishRequests.get(0).getMessagesCount());
+        assertEquals(3, broker.publishRequests.get(1).getMessagesCount(), "the three behind the first share a request");
     }
 
     @Test

@@ -208,7 +208,9 @@ final class Membership {
      * or fails after {@code timeout}.
      */
     void transferLeadership(String peerId, Duration timeout) throws IOException {
+        long start = System.nanoTime();
         finishBeforeTransfer(peerId);
+        long finished = System.nanoTime();
         // One attempt, never retried by the client: while a transfer is pending the leader refuses
         // every write, so the retries of the proposals' policy (up to a hundred, each pending for up
         // to the timeout) kept a leader refusing writes for minutes after a transfer to a node it
@@ -220,7 +222,11 @@ final class Membership {
                 TimeDuration.valueOf(timeout.toMillis() + 2_000, TimeUnit.MILLISECONDS));
         try (RaftClient once = clients.get().setProperties(longer).setRaftGroup(server.getDivision(groupId).getGroup())
                 .setClientId(ClientId.randomId()).setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            transferThrough(once, peerId, timeout);
+            long held = transferThrough(once, peerId, timeout);
+            long end = System.nanoTime();
+            LOG.info("{}: leadership transferred to {} in {} ms (finishing first {} ms, holding proposals {} ms, "
+                    + "Ratis' transfer {} ms)", nodeId, peerId, (end - start) / 1_000_000, (finished - start) / 1_000_000,
+                    (held - finished) / 1_000_000, (end - held) / 1_000_000);
         }
     }
 
@@ -238,15 +244,19 @@ final class Membership {
      * Ratis' transfer through {@code via}, with this node's proposals held meanwhile (see
      * Proposer#hold). Addressed to the current leader explicitly: the client's cached leader may be
      * stale, and a non-leader answers DIFFERENT_LEADER instead of passing the request on.
+     *
+     * @return when the hold ended and Ratis' transfer began (System.nanoTime())
      */
-    private void transferThrough(RaftClient via, String peerId, Duration timeout) throws IOException {
+    private long transferThrough(RaftClient via, String peerId, Duration timeout) throws IOException {
         RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
         Runnable release = holdProposals.apply(HOLD_WAIT_MS);
+        long held = System.nanoTime();
         try {
             RaftClientReply reply = via.admin().transferLeadership(RaftPeerId.valueOf(peerId), leader, timeout.toMillis());
             if (!reply.isSuccess()) {
                 throw new IOException("leadership transfer to " + peerId + " failed: " + reply.getException());
             }
+            return held;
         } finally {
             release.run();
         }
