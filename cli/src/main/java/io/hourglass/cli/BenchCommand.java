@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
  * RabbitMQ and Redis, in one command. Progress goes to stderr; the result is one JSON record on
  * stdout ({@code metric, messages, seconds, msgPerSec, errors, maxGapMs} — the longest time without a
  * publish acknowledged — and {@code maxGapEndedAtMs}, when it ended, epoch ms; latencies as
- * HdrHistogram percentiles {@code p50Ms, p99Ms, p999Ms, maxMs}, and {@code early} for schedule).
+ * HdrHistogram percentiles {@code p50Ms, p99Ms, p999Ms, maxMs}, and {@code early} for schedule;
+ * with {@code --transfer-every}, the leadership moves meanwhile: {@link BenchTransfers}).
  *
  * <p>Each run uses a fresh topic ({@code bench-<epoch ms>} unless {@code --topic}) and the durable
  * group {@code bench}; payloads carry the send time, so the bench measures publish to deliver in
@@ -91,8 +92,19 @@ final class BenchCommand implements Callable<Integer> {
             + "cluster.shards the topics spread over the shards and their leaders.")
     private int topics = 1;
 
+    @Option(names = "--transfer-every", paramLabel = "D", converter = DurationConverter.class,
+            description = "e2e and latency: move the leadership to the next member every D meanwhile, as a rolling "
+                    + "restart does; maxGapMs and errors then say what a planned transfer costs (adds transfers, "
+                    + "transferFailures, transferP50Ms, transferMaxMs).")
+    private Duration transferEvery;
+
     @Override
     public Integer call() throws Exception {
+        if (transferEvery != null && (transferEvery.isZero() || transferEvery.isNegative()
+                || mode != Mode.e2e && mode != Mode.latency)) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--transfer-every must be positive and goes with e2e or latency");
+        }
         if (size < 16 || window < 1 || rate < 1 || (count != null && count < 1) || duration.isZero()
                 || lead.isNegative() || topics < 1 || topics > 10_000) {
             throw new CommandLine.ParameterException(spec.commandLine(),
@@ -189,24 +201,32 @@ final class BenchCommand implements Callable<Integer> {
             long start;
             long sent;
             List<Subscription> subs = new java.util.ArrayList<>();
+            BenchTransfers moves;
             try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
                 start = awaitSubscribed(subs);
-                sent = sendFor(client, start, 0);
+                try (BenchTransfers m = BenchTransfers.start(client, transferEvery, err, start)) {
+                    sent = sendFor(client, start, 0);
+                    moves = m;
+                }
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
-            return result("e2e", delivered.get(), System.nanoTime() - start, true);
+            return withTransfers(result("e2e", delivered.get(), System.nanoTime() - start, true), moves);
         }
 
         Map<String, Object> latency(HourglassClient client) throws Exception {
             long start;
             long sent;
             List<Subscription> subs = new java.util.ArrayList<>();
+            BenchTransfers moves;
             try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
                 start = awaitSubscribed(subs);
-                sent = sendFor(client, start, rate);
+                try (BenchTransfers m = BenchTransfers.start(client, transferEvery, err, start)) {
+                    sent = sendFor(client, start, rate);
+                    moves = m;
+                }
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
-            return result("latency", delivered.get(), System.nanoTime() - start, true);
+            return withTransfers(result("latency", delivered.get(), System.nanoTime() - start, true), moves);
         }
 
         Map<String, Object> schedule(HourglassClient client, int n) throws Exception {
@@ -391,6 +411,13 @@ final class BenchCommand implements Callable<Integer> {
         private void progress(String line) {
             err.println(line);
             err.flush();
+        }
+
+        private Map<String, Object> withTransfers(Map<String, Object> record, BenchTransfers moves) {
+            if (moves != null) {
+                moves.putInto(record);
+            }
+            return record;
         }
 
         private Map<String, Object> result(String metric, long messages, long nanos, boolean latencies) {

@@ -288,10 +288,12 @@ class ShardedClusterTest {
         Map<String, String> js = cluster.settingsOf(joiner);
         var admin = client.admin();
         // The balancer may be moving a shard's leadership right then; Ratis then refuses the change
-        // ("is stepping down"), and an operator runs the command again, as this does.
+        // (UNAVAILABLE: "is stepping down", a change under way), and an operator runs the command
+        // again, as this does.
         java.util.concurrent.atomic.AtomicReference<List<String>> added = new java.util.concurrent.atomic.AtomicReference<>();
         await("the node is added").atMost(Duration.ofSeconds(60)).ignoreExceptionsMatching(
-                e -> String.valueOf(e.getMessage()).contains("stepping down")).until(() -> {
+                e -> e instanceof io.hourglass.client.UnavailableException
+                        || String.valueOf(e.getMessage()).contains("stepping down")).until(() -> {
                     added.set(admin.addNode(joiner.id(), "127.0.0.1", Integer.parseInt(js.get("raft.port")),
                             Integer.parseInt(js.get("grpc.port"))).getVotersList());
                     return true;
