@@ -87,7 +87,10 @@ class PublishCommandTest {
         assertEquals(0, r.exitCode(), r.err());
         assertEquals("", r.out());
         assertEquals(5000, broker.publishedMessages().size());
-        assertTrue(broker.publishRequests.size() <= 50, "requests: " + broker.publishRequests.size());
+        // Batched: far fewer requests than messages. The in-process broker answers so fast that the
+        // pipeline now and then empties and the next message goes out alone (nothing to share a
+        // request with, see PublishConfig), so the bound leaves room for those.
+        assertTrue(broker.publishRequests.size() <= 500, "requests: " + broker.publishRequests.size());
         // Several requests are in flight at once, so they may arrive in any order; each is in order.
         assertEquals(java.util.stream.IntStream.range(0, 5000).mapToObj(i -> "msg-" + i).collect(java.util.stream.Collectors.toSet()),
                 broker.publishedMessages().stream().map(m -> m.getPayload().toStringUtf8())
