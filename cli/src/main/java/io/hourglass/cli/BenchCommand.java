@@ -198,22 +198,18 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         Map<String, Object> e2e(HourglassClient client) throws Exception {
-            long start;
-            long sent;
-            List<Subscription> subs = new java.util.ArrayList<>();
-            BenchTransfers moves;
-            try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
-                start = awaitSubscribed(subs);
-                try (BenchTransfers m = BenchTransfers.start(client, transferEvery, err, start)) {
-                    sent = sendFor(client, start, 0);
-                    moves = m;
-                }
-                awaitDelivered(sent, start, Duration.ofSeconds(30));
-            }
-            return withTransfers(result("e2e", delivered.get(), System.nanoTime() - start, true), moves);
+            return timed(client, "e2e", 0);
         }
 
         Map<String, Object> latency(HourglassClient client) throws Exception {
+            return timed(client, "latency", rate);
+        }
+
+        /**
+         * Publishes for {@link #duration} (paced at {@code perSecond}, or as fast as the window allows
+         * when 0) while consuming, moving the leadership meanwhile with {@code --transfer-every}.
+         */
+        private Map<String, Object> timed(HourglassClient client, String metric, int perSecond) throws Exception {
             long start;
             long sent;
             List<Subscription> subs = new java.util.ArrayList<>();
@@ -221,12 +217,16 @@ final class BenchCommand implements Callable<Integer> {
             try (AutoCloseable all = subscribeAll(client, this::record, subs)) {
                 start = awaitSubscribed(subs);
                 try (BenchTransfers m = BenchTransfers.start(client, transferEvery, err, start)) {
-                    sent = sendFor(client, start, rate);
+                    sent = sendFor(client, start, perSecond);
                     moves = m;
                 }
                 awaitDelivered(sent, start, Duration.ofSeconds(30));
             }
-            return withTransfers(result("latency", delivered.get(), System.nanoTime() - start, true), moves);
+            Map<String, Object> record = result(metric, delivered.get(), System.nanoTime() - start, true);
+            if (moves != null) {
+                moves.putInto(record);
+            }
+            return record;
         }
 
         Map<String, Object> schedule(HourglassClient client, int n) throws Exception {
@@ -411,13 +411,6 @@ final class BenchCommand implements Callable<Integer> {
         private void progress(String line) {
             err.println(line);
             err.flush();
-        }
-
-        private Map<String, Object> withTransfers(Map<String, Object> record, BenchTransfers moves) {
-            if (moves != null) {
-                moves.putInto(record);
-            }
-            return record;
         }
 
         private Map<String, Object> result(String metric, long messages, long nanos, boolean latencies) {

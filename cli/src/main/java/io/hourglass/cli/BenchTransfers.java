@@ -50,12 +50,11 @@ final class BenchTransfers implements AutoCloseable {
     private void transferOnce() {
         String from = "?";
         String to = "?";
-        long begin = System.nanoTime();
         try {
             ClusterStatusResponse status = client.admin().clusterStatus();
             from = status.getLeaderId();
             to = next(from, status.getMembersList());
-            begin = System.nanoTime();
+            long begin = System.nanoTime();
             client.admin().transferLeader(to);
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin);
             synchronized (this) {
