@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.List;
 import java.util.Optional;
@@ -45,7 +44,8 @@ public final class EventStore implements AutoCloseable {
     private volatile Db db;
     private final ReentrantReadWriteLock swap = new ReentrantReadWriteLock();
     private final TopicRegistry registry = new TopicRegistry();
-    private final QueueStore queue = new QueueStore(this);
+    private final DueCounts dueCounts = new DueCounts();
+    private final QueueStore queue = new QueueStore(this, dueCounts);
     private final ProducerIds producerIds = new ProducerIds(this);
     private volatile TermIndex applied;
     /**
@@ -119,7 +119,10 @@ public final class EventStore implements AutoCloseable {
             if (later) {
                 batch.writeBatch().put(d.meta, Db.CLOCK_KEY, Db.encodeLong(stampMs));
             }
-            d.rocks.write(d.writeOptions, batch.writeBatch());
+            synchronized (dueCounts) { // a count's build marks its snapshot between two commits
+                d.rocks.write(d.writeOptions, batch.writeBatch());
+                dueCounts.committed(batch.dueChanges());
+            }
             d.blobGarbage.afterCommit();
         } catch (RocksDBException e) {
             throw new StorageException("write at " + position + " failed: " + e.getMessage(), e);
@@ -443,14 +446,15 @@ public final class EventStore implements AutoCloseable {
             TermIndex before = applied;
             db.close();
             Path old = dir.resolveSibling(dir.getFileName() + ".replaced");
-            deleteRecursively(old);
+            Db.deleteRecursively(old);
             Files.move(dir, old);
             Files.move(checkpoint, dir);
             db = new Db(dir);
             applied = readApplied();
             clockMs = readClock();
             registry.reload(this);
-            deleteRecursively(old);
+            dueCounts.reset();
+            Db.deleteRecursively(old);
             LOG.info("store {} replaced by a checkpoint: applied {} -> {}", dir, before, applied);
         } catch (RocksDBException | IOException e) {
             throw new StorageException("cannot install checkpoint " + checkpoint + ": " + e.getMessage(), e);
@@ -463,17 +467,6 @@ public final class EventStore implements AutoCloseable {
     /** Runs {@code listener} after each {@link #restoreFrom}, once readers see the new store. */
     public void addRestoreListener(Runnable listener) {
         restoreListeners.add(listener);
-    }
-
-    static void deleteRecursively(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (var files = Files.walk(p)) {
-            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
-        }
     }
 
     private long readClock() {

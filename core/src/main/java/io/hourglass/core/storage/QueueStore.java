@@ -14,9 +14,11 @@ import java.util.function.Predicate;
  */
 final class QueueStore {
     private final EventStore store;
+    private final DueCounts dueCounts;
 
-    QueueStore(EventStore store) {
+    QueueStore(EventStore store, DueCounts dueCounts) {
         this.store = store;
+        this.dueCounts = dueCounts;
     }
 
     Optional<StoredMessage> message(EventKey key) {
@@ -47,30 +49,46 @@ final class QueueStore {
 
     /**
      * How many stored messages fall due after {@code nowMs} and no later than {@code nowMs + horizon}
-     * for each horizon (ascending), over all topics: per topic hash one seek to its first key due
-     * after now, then its keys up to the longest horizon, then a seek past it to the next topic.
-     * O(topics + messages within the longest horizon); no value is read.
+     * for each horizon, over all topics. The whole minutes inside a window come from {@link DueCounts};
+     * only the partial minutes at its two ends are read from the keys (per topic one seek, then the
+     * keys in that part of a minute). O(topics + minutes + messages in the end minutes), whatever is
+     * pending further out or in between; no value is read.
      */
     long[] countDueWithin(long nowMs, long[] horizonsMs) {
-        long longest = horizonsMs[horizonsMs.length - 1];
         long[] counts = new long[horizonsMs.length];
-        store.read((d, snapshot) -> {
+        for (int i = 0; i < horizonsMs.length; i++) {
+            counts[i] = countDue(nowMs + 1, nowMs + horizonsMs[i]);
+        }
+        return counts;
+    }
+
+    /** Messages due in {@code [fromMs, toMs]}: whole minutes counted, the two partial ones read. */
+    private long countDue(long fromMs, long toMs) {
+        long firstWhole = Math.floorDiv(fromMs + DueCounts.MINUTE_MS - 1, DueCounts.MINUTE_MS);
+        long endWhole = Math.floorDiv(toMs + 1, DueCounts.MINUTE_MS);
+        if (firstWhole >= endWhole) {
+            return countKeys(fromMs, toMs);
+        }
+        return countKeys(fromMs, firstWhole * DueCounts.MINUTE_MS - 1) + dueCounts.minutes(store, firstWhole, endWhole)
+                + countKeys(endWhole * DueCounts.MINUTE_MS, toMs);
+    }
+
+    /** Messages due in {@code [fromMs, toMs]}, read from the keys: per topic hash one seek, then its keys in the range. */
+    private long countKeys(long fromMs, long toMs) {
+        if (fromMs > toMs) {
+            return 0;
+        }
+        return store.read((d, snapshot) -> {
+            long n = 0;
             try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snapshot);
                  org.rocksdb.RocksIterator it = d.rocks.newIterator(d.events, ro)) {
                 it.seekToFirst();
                 while (it.isValid()) {
                     long hash = ByteBuffer.wrap(it.key(), 0, 8).getLong();
-                    it.seek(ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(nowMs + 1).putLong(0).array());
-                    for (; it.isValid() && ByteBuffer.wrap(it.key(), 0, 8).getLong() == hash; it.next()) {
-                        long in = ByteBuffer.wrap(it.key(), 8, 8).getLong() - nowMs;
-                        if (in > longest) {
-                            break;
-                        }
-                        for (int i = 0; i < horizonsMs.length; i++) {
-                            if (in <= horizonsMs[i]) {
-                                counts[i]++;
-                            }
-                        }
+                    it.seek(ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array());
+                    for (; it.isValid() && ByteBuffer.wrap(it.key(), 0, 8).getLong() == hash
+                            && ByteBuffer.wrap(it.key(), 8, 8).getLong() <= toMs; it.next()) {
+                        n++;
                     }
                     if (hash == -1L) {
                         break;
@@ -78,9 +96,8 @@ final class QueueStore {
                     it.seek(EventKey.scanStart(hash + 1));
                 }
             }
-            return null;
+            return n;
         });
-        return counts;
     }
 
     /** Every stored deferral (a delayed NACK of a durable group): key, group, until. */

@@ -27,6 +27,10 @@ public final class StoreBatch implements AutoCloseable {
      * are not in the store yet, so {@link #forgetGroup} deletes them without asking it.
      */
     private final Set<ByteBuffer> groupKeysPut = new HashSet<>();
+    /** Messages added (removed: negative) per minute of due time, for {@link DueCounts}. */
+    private final Map<Long, Long> dueChanges = new HashMap<>();
+    /** The messages this batch removed: a second removal of one changes no count. */
+    private final Set<EventKey> removed = new HashSet<>();
 
     StoreBatch(EventStore store, Db db) {
         this.store = store;
@@ -72,6 +76,7 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putMessage(EventKey key, StoredMessage message) {
         put(db.events, key.toBytes(), message.toByteArray());
+        dueChanges.merge(DueCounts.minute(key.dueAtMs()), 1L, Long::sum);
         if (message.getExpiresAtMs() > 0) {
             put(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
         }
@@ -92,6 +97,9 @@ public final class StoreBatch implements AutoCloseable {
     public void deleteMessage(EventKey key, StoredMessage message) {
         byte[] k = key.toBytes();
         delete(db.events, k);
+        if (removed.add(key)) {
+            dueChanges.merge(DueCounts.minute(key.dueAtMs()), -1L, Long::sum);
+        }
         if (message.getExpiresAtMs() > 0) {
             delete(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key));
         }
@@ -208,6 +216,10 @@ public final class StoreBatch implements AutoCloseable {
 
     WriteBatch writeBatch() {
         return batch;
+    }
+
+    Map<Long, Long> dueChanges() {
+        return dueChanges;
     }
 
     Map<String, Set<String>> registryChanges() {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.google.protobuf.ByteString;
+import io.hourglass.core.command.QueueApplier;
+import io.hourglass.core.command.QueueCommands;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.NewMessage;
@@ -41,6 +43,86 @@ class DueCountTest {
             assertArrayEquals(new long[] {3, 4, 5}, counts,
                     "due now is not counted; a:30s,60s b:59s within 1m; +a:1h; +b:2h; a:25h beyond a day");
             assertArrayEquals(new long[] {0, 0, 0}, store.countDueWithin(STAMP + 100_000_000, 60_000, 3_600_000, 86_400_000));
+        }
+    }
+
+    /**
+     * The whole minutes of a window come from counts kept per minute, built by the first count and
+     * kept up by every commit after it: after more publishes and deletes, a second removal of the
+     * same message in one entry, and a checkpoint installed over the store, each window still counts
+     * exactly what a read of every key counts.
+     */
+    @Test
+    void countsKeptPerMinuteStayExactThroughPublishesDeletesAndACheckpointInstall(@TempDir Path dir) {
+        java.util.Random random = new java.util.Random(42);
+        try (EventStore store = EventStore.open(dir.resolve("db"))) {
+            StateApplier applier = new StateApplier(store);
+            long index = 1;
+            for (; index <= 20; index++) {
+                put(applier, index, "t" + index % 4, randomDelays(random, 50));
+            }
+            assertCountsExact(store, random); // builds the per-minute counts
+            List<EventKey> stored = new ArrayList<>();
+            store.scanAll((k, m) -> stored.add(k));
+            java.util.Collections.shuffle(stored, random);
+            for (EventKey k : stored.subList(0, 300)) {
+                String topic = "t" + (k.sequence() / EventKey.MAX_MESSAGES_PER_ENTRY) % 4;
+                applier.apply(QueueCommands.deleteMessage(topic, k).toBuilder().setStampedAtMs(STAMP).build(),
+                        new TermIndex(1, index++));
+            }
+            io.hourglass.core.proto.DeleteBatchCmd.Builder twice = io.hourglass.core.proto.DeleteBatchCmd.newBuilder();
+            for (EventKey k : List.of(stored.get(300), stored.get(300), stored.get(301))) {
+                twice.addDeletions(io.hourglass.core.proto.Deletion.newBuilder()
+                        .setEventKey(ByteString.copyFrom(k.toBytes())).setGroup(QueueApplier.ALL_GROUPS));
+            }
+            applier.apply(Command.newBuilder().setDeleteBatch(twice).setStampedAtMs(STAMP).build(), new TermIndex(1, index++));
+            for (int i = 0; i < 10; i++, index++) {
+                put(applier, index, "u" + i % 3, randomDelays(random, 40));
+            }
+            assertEquals(1000 - 302 + 400, countAll(store));
+            assertCountsExact(store, random);
+
+            Path checkpoint = dir.resolve("checkpoint");
+            try (EventStore other = EventStore.open(dir.resolve("other"))) {
+                StateApplier otherApplier = new StateApplier(other);
+                for (long i = 1; i <= 5; i++) {
+                    put(otherApplier, i, "v", randomDelays(random, 30));
+                }
+                other.checkpoint(checkpoint);
+            }
+            store.restoreFrom(checkpoint);
+            assertEquals(150, countAll(store));
+            assertCountsExact(store, random);
+        }
+    }
+
+    private static long[] randomDelays(java.util.Random random, int n) {
+        long[] delays = new long[n];
+        for (int i = 0; i < n; i++) {
+            // a third on whole-minute boundaries, the rest anywhere within three days
+            delays[i] = i % 3 == 0 ? 60_000L * random.nextInt(4_000) : (long) (random.nextDouble() * 3 * 86_400_000L);
+        }
+        return delays;
+    }
+
+    private static long countAll(EventStore store) {
+        long[] n = {0};
+        store.scanAll((k, m) -> ++n[0] > 0);
+        return n[0];
+    }
+
+    /** Every window, at several instants (on and off minute boundaries), against a read of every key. */
+    private static void assertCountsExact(EventStore store, java.util.Random random) {
+        List<Long> due = new ArrayList<>();
+        store.scanAll((k, m) -> due.add(k.dueAtMs()));
+        long[] horizons = {60_000, 3_600_000, 86_400_000};
+        for (long now : new long[] {STAMP, STAMP + 59_999, STAMP + 120_000, STAMP + random.nextInt(200_000_000)}) {
+            long[] expected = new long[horizons.length];
+            for (int i = 0; i < horizons.length; i++) {
+                long h = horizons[i];
+                expected[i] = due.stream().filter(d -> d > now && d <= now + h).count();
+            }
+            assertArrayEquals(expected, store.countDueWithin(now, horizons), "windows at " + now);
         }
     }
 
