@@ -6,8 +6,9 @@ import java.time.Clock;
 /**
  * The {@code hourglass_messages_due_within{window}} gauges: stored messages falling due within the
  * next minute, hour and day, over all topics and shards, from this node's replicas. One count serves all three
- * windows and every scrape within {@link #REFRESH_MS}: it costs a seek per topic plus a key per
- * message due within a day ({@link EventStore#countDueWithin}).
+ * windows and every scrape within {@link #REFRESH_MS}: whole minutes come from the per-minute counts
+ * each store keeps, the partial minutes at a window's ends from the keys ({@link EventStore#countDueWithin}),
+ * so it costs a few seeks per topic, not a key per message pending.
  */
 final class DueWithin {
     static final long REFRESH_MS = 5_000;
