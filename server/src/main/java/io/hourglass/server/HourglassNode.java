@@ -203,7 +203,8 @@ public final class HourglassNode implements AutoCloseable {
         });
         stack.push("stream timers", new ClosingPool(streamTimers));
         streamTimers.scheduleWithFixedDelay(this::removeSeriesOfGoneTopics, 1, 1, TimeUnit.MINUTES);
-        StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers());
+        StreamLimits streamLimits = new StreamLimits(streamTimers, config.grpc().initTimeout(), config.grpc().maxConsumers(),
+                config.raft().leaderExitStagger());
         PublishValidator validator = new PublishValidator(config.limits());
         String self = config.host() + ":" + config.grpcPort();
         // Calls this node makes to other nodes' client ports (admin fan-out): their TLS, and the

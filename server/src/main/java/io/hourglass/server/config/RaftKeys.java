@@ -66,7 +66,8 @@ public final class RaftKeys {
                     + "after the election timeout, the one whose log ends last first, then by id, this far apart, each only if no new "
                     + "leader has appeared by then (two at once would split the vote). The same goes for a paused or "
                     + "cut-off leader once followers that have not heard from it for raft.electionTimeoutMin make a "
-                    + "majority. 0 turns both off.");
+                    + "majority. 0 turns both off. A Subscribe that reaches a node while no leader is known (an "
+                    + "election under way) waits this long for the outcome before the client is sent to another server.");
     public static final ConfigKey<Duration> HAND_OVER_TIMEOUT = ConfigKey.duration(
             "raft.handOverTimeout", "3s", "0ms",
             "A leader shutting down (SIGTERM, a rolling restart) first transfers its leadership to its most "

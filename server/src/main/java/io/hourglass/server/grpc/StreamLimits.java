@@ -19,12 +19,32 @@ public final class StreamLimits {
     private final ScheduledExecutorService timer;
     private final Duration initTimeout;
     private final int maxConsumers;
+    private final Duration electionWait;
     private final AtomicInteger consumers = new AtomicInteger();
 
-    public StreamLimits(ScheduledExecutorService timer, Duration initTimeout, int maxConsumers) {
+    /**
+     * @param electionWait how long a Subscribe that reaches a node while no leader is known waits for
+     *        the election's outcome (raft.leaderExitStagger) before the client is sent to another server
+     */
+    public StreamLimits(ScheduledExecutorService timer, Duration initTimeout, int maxConsumers, Duration electionWait) {
         this.timer = timer;
         this.initTimeout = initTimeout;
         this.maxConsumers = maxConsumers;
+        this.electionWait = electionWait;
+    }
+
+    Duration electionWait() {
+        return electionWait;
+    }
+
+    /** Runs {@code task} on the timer after {@code delayMs}; false when the node is stopping and it will not run. */
+    boolean later(Runnable task, long delayMs) {
+        try {
+            timer.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return false;
+        }
     }
 
     /** A pending init deadline; {@link #cancel()} once the first frame arrived. */

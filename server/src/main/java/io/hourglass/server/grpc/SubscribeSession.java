@@ -33,6 +33,8 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private static final Logger LOG = LoggerFactory.getLogger(SubscribeSession.class);
     /** Tags an Ack frame may carry besides its first (broker.proto): one refusal per bad tag stays bounded. */
     static final int MAX_MORE_TAGS = 1024;
+    /** How often a Subscribe waiting out an election asks the engine again. */
+    static final long ELECTION_POLL_MS = 20;
 
     /** The delivery engine of a topic's shard. */
     private final java.util.function.Function<String, DeliveryEngine> engines;
@@ -123,8 +125,26 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             return;
         }
         engine = engines.apply(topic);
+        register(topic, group, System.nanoTime() + limits.electionWait().toNanos());
+    }
+
+    /**
+     * Registers the consumer with the engine. On a node that knows no leader (an election under way,
+     * as right after the leader's process died) the registration is tried again every
+     * {@link #ELECTION_POLL_MS} until {@code giveUpAt}: this node is then likely the new leader, or
+     * learns it and names it, within ~100 ms, where a refusal sent the client around the other servers
+     * first (measured: the consumer resubscribed ~270 ms after the new leader was ready).
+     */
+    private void register(String topic, String group, long giveUpAt) {
+        if (ended) {
+            return;
+        }
         engine.subscribe(topic, group, this).whenComplete((c, error) -> {
             if (error != null) {
+                if (noLeaderKnown(error) && System.nanoTime() < giveUpAt
+                        && limits.later(() -> register(topic, group, giveUpAt), ELECTION_POLL_MS)) {
+                    return;
+                }
                 fail(StatusMapper.toStatus(error));
                 return;
             }
@@ -136,6 +156,12 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             write(SubscribeResponse.newBuilder().setSubscribed(Subscribed.newBuilder().setConsumerId(c.id())).build());
             deliveriesAvailable();
         });
+    }
+
+    /** A refusal by a node that is not the leader and knows none to name. */
+    private static boolean noLeaderKnown(Throwable error) {
+        Throwable e = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+        return e instanceof io.hourglass.core.NotLeaderException nle && nle.leaderHint().isEmpty();
     }
 
     private void ack(ByteString tagBytes, boolean confirm) {
