@@ -41,14 +41,12 @@ import java.util.List;
  *        of its data has less free space, and does not start with less (see {@code io.hourglass.raft.disk})
  * @param appendWaitMin {@code raft.appendWaitMin} (5ms): the least time between two append requests
  *        a leader sends one follower (Ratis' {@code raft.server.log.appender.wait-time.min})
- * @param logCacheSegments {@code raft.logCacheSegments} (2): closed Raft log segments whose entries stay on the heap
  */
 public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path storageDir, Duration electionTimeoutMin,
                          Duration electionTimeoutMax, Duration requestTimeout, long snapshotEveryEntries, int purgeGap,
                          long logSegmentBytes, Duration followerStallTimeout, Duration lostLogTimeout, Duration leaderExitStagger,
                          Duration handOverTimeout, Duration maxClockSkew, Path checkpointDir, int maxCheckpointDownloads,
-                         boolean join, PeerTls peerTls, long minFreeDiskBytes, Duration appendWaitMin,
-                         int logCacheSegments) {
+                         boolean join, PeerTls peerTls, long minFreeDiskBytes, Duration appendWaitMin) {
 
     /**
      * This node's certificate and key and the CA that signs every node's (PEM files, reloaded when
@@ -74,8 +72,6 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
     public static final long MIB = 1L << 20;
     /** {@code raft.appendWaitMin}'s default. */
     public static final Duration DEFAULT_APPEND_WAIT_MIN = Duration.ofMillis(5);
-    /** {@code raft.logCacheSegments}'s default. */
-    public static final int DEFAULT_LOG_CACHE_SEGMENTS = 2;
 
     public RaftConfig {
         peers = List.copyOf(peers);
@@ -112,8 +108,7 @@ public record RaftConfig(String nodeId, List<Peer> peers, int raftPort, Path sto
                 s.integer("raft.maxCheckpointDownloads", 2, 1, 64),
                 Boolean.parseBoolean(s.string("cluster.join", "false")), null,
                 s.integer("node.minFreeDiskMb", DEFAULT_MIN_FREE_DISK_MB, 0, Integer.MAX_VALUE) * MIB,
-                s.duration("raft.appendWaitMin", DEFAULT_APPEND_WAIT_MIN, Duration.ZERO),
-                s.integer("raft.logCacheSegments", DEFAULT_LOG_CACHE_SEGMENTS, 1, 64));
+                s.duration("raft.appendWaitMin", DEFAULT_APPEND_WAIT_MIN, Duration.ZERO));
     }
 
     /** Parses {@code id=host:raftPort:grpcPort,...}. */

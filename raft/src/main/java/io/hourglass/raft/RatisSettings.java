@@ -56,7 +56,6 @@ final class RatisSettings {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setPurgeGap(p, config.purgeGap());
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
-        RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, config.logCacheSegments());
         // Followers too far behind fetch a store checkpoint from the leader (the DB is the snapshot).
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, false);
         // Ratis waits at least this long after an append request to a follower before the next one

@@ -128,17 +128,10 @@ public final class RaftKeys {
                     + "that rate, with publish throughput as high or higher; 0 sends every entry at once and costs "
                     + "about 30 % more CPU for no lower latency.");
 
-    public static final ConfigKey<Integer> LOG_CACHE_SEGMENTS = ConfigKey.integer(
-            "raft.logCacheSegments", RaftConfig.DEFAULT_LOG_CACHE_SEGMENTS, 1, 64,
-            "Closed Raft log segments whose entries stay on the heap, besides the open one (Ratis' "
-                    + "raft.server.log.segment.cache.num.max, 6 there); older entries a lagging follower needs are read "
-                    + "from the segment files. With 6 and 8 MiB segments the cache alone held ~60 MiB more heap after a "
-                    + "heavy load than before it; 2 keeps what a follower within a few seconds of the leader reads.");
-
     /** The keys, in the order the configuration reference lists them. */
     public static final ConfigSection SECTION = ConfigSection.of("Cluster and Raft", PORT, PEERS, JOIN,
             ELECTION_TIMEOUT_MIN, ELECTION_TIMEOUT_MAX, REQUEST_TIMEOUT, SNAPSHOT_EVERY_ENTRIES, PURGE_GAP,
-            LOG_SEGMENT_BYTES, LOG_CACHE_SEGMENTS, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
+            LOG_SEGMENT_BYTES, FOLLOWER_STALL_TIMEOUT, LOST_LOG_TIMEOUT, LEADER_EXIT_STAGGER, HAND_OVER_TIMEOUT,
             MAX_CLOCK_SKEW, MAX_CHECKPOINT_DOWNLOADS, PUBLISH_ENTRIES_IN_FLIGHT, APPEND_WAIT_MIN, WARM_UP, SHARDS,
             METADATA_GROUP);
 
@@ -153,6 +146,6 @@ public final class RaftKeys {
                 SNAPSHOT_EVERY_ENTRIES.read(s), PURGE_GAP.read(s), LOG_SEGMENT_BYTES.read(s),
                 FOLLOWER_STALL_TIMEOUT.read(s), LOST_LOG_TIMEOUT.read(s), LEADER_EXIT_STAGGER.read(s),
                 HAND_OVER_TIMEOUT.read(s), MAX_CLOCK_SKEW.read(s), dataDir.resolve("checkpoints"), MAX_CHECKPOINT_DOWNLOADS.read(s),
-                JOIN.read(s), peerTls, minFreeDisk, APPEND_WAIT_MIN.read(s), LOG_CACHE_SEGMENTS.read(s));
+                JOIN.read(s), peerTls, minFreeDisk, APPEND_WAIT_MIN.read(s));
     }
 }
