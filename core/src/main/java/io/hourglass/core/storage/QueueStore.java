@@ -56,21 +56,22 @@ final class QueueStore {
      */
     long[] countDueWithin(long nowMs, long[] horizonsMs) {
         long[] counts = new long[horizonsMs.length];
+        long fromMs = nowMs + 1;
+        long firstWhole = Math.floorDiv(fromMs + DueCounts.MINUTE_MS - 1, DueCounts.MINUTE_MS);
+        long head = -1; // the keys of the partial minute every window starts in: read once, for all of them
         for (int i = 0; i < horizonsMs.length; i++) {
-            counts[i] = countDue(nowMs + 1, nowMs + horizonsMs[i]);
+            long toMs = nowMs + horizonsMs[i];
+            long endWhole = Math.floorDiv(toMs + 1, DueCounts.MINUTE_MS);
+            if (firstWhole >= endWhole) {
+                counts[i] = countKeys(fromMs, toMs);
+                continue;
+            }
+            if (head < 0) {
+                head = countKeys(fromMs, firstWhole * DueCounts.MINUTE_MS - 1);
+            }
+            counts[i] = head + dueCounts.minutes(store, firstWhole, endWhole) + countKeys(endWhole * DueCounts.MINUTE_MS, toMs);
         }
         return counts;
-    }
-
-    /** Messages due in {@code [fromMs, toMs]}: whole minutes counted, the two partial ones read. */
-    private long countDue(long fromMs, long toMs) {
-        long firstWhole = Math.floorDiv(fromMs + DueCounts.MINUTE_MS - 1, DueCounts.MINUTE_MS);
-        long endWhole = Math.floorDiv(toMs + 1, DueCounts.MINUTE_MS);
-        if (firstWhole >= endWhole) {
-            return countKeys(fromMs, toMs);
-        }
-        return countKeys(fromMs, firstWhole * DueCounts.MINUTE_MS - 1) + dueCounts.minutes(store, firstWhole, endWhole)
-                + countKeys(endWhole * DueCounts.MINUTE_MS, toMs);
     }
 
     /** Messages due in {@code [fromMs, toMs]}, read from the keys: per topic hash one seek, then its keys in the range. */

@@ -160,8 +160,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
 
     /** A refusal by a node that is not the leader and knows none to name. */
     private static boolean noLeaderKnown(Throwable error) {
-        Throwable e = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
-        return e instanceof io.hourglass.core.NotLeaderException nle && nle.leaderHint().isEmpty();
+        return StatusMapper.unwrap(error) instanceof io.hourglass.core.NotLeaderException nle && nle.leaderHint().isEmpty();
     }
 
     private void ack(ByteString tagBytes, boolean confirm) {
