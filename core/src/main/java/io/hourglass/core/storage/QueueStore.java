@@ -50,35 +50,49 @@ final class QueueStore {
     /**
      * How many stored messages fall due after {@code nowMs} and no later than {@code nowMs + horizon}
      * for each horizon, over all topics. The whole minutes inside a window come from {@link DueCounts};
-     * only the partial minutes at its two ends are read from the keys (per topic one seek, then the
-     * keys in that part of a minute). O(topics + minutes + messages in the end minutes), whatever is
-     * pending further out or in between; no value is read.
+     * the partial minutes at its two ends are read from the keys (per topic one seek, then the keys in
+     * that part of the minute) when the minute holds at most {@link #EXACT_MINUTE_LIMIT} messages, and
+     * estimated pro rata from the minute's count when it holds more (the estimate is off by less than
+     * that minute's count; a gauge, not a ledger). So a count costs O(topics + minutes + 2 ×
+     * {@link #EXACT_MINUTE_LIMIT}) whatever is pending and however densely; no value is read.
      */
     long[] countDueWithin(long nowMs, long[] horizonsMs) {
         long[] counts = new long[horizonsMs.length];
         long fromMs = nowMs + 1;
-        long firstWhole = Math.floorDiv(fromMs + DueCounts.MINUTE_MS - 1, DueCounts.MINUTE_MS);
-        long head = -1; // the keys of the partial minute every window starts in: read once, for all of them
+        long firstMinute = DueCounts.minute(fromMs);
+        long head = -1; // the partial minute every window starts in: counted once, for all of them
         for (int i = 0; i < horizonsMs.length; i++) {
             long toMs = nowMs + horizonsMs[i];
-            long endWhole = Math.floorDiv(toMs + 1, DueCounts.MINUTE_MS);
-            if (firstWhole >= endWhole) {
-                counts[i] = countKeys(fromMs, toMs);
+            long lastMinute = DueCounts.minute(toMs);
+            if (firstMinute == lastMinute) {
+                counts[i] = partOfMinute(fromMs, toMs);
                 continue;
             }
             if (head < 0) {
-                head = countKeys(fromMs, firstWhole * DueCounts.MINUTE_MS - 1);
+                head = partOfMinute(fromMs, (firstMinute + 1) * DueCounts.MINUTE_MS - 1);
             }
-            counts[i] = head + dueCounts.minutes(store, firstWhole, endWhole) + countKeys(endWhole * DueCounts.MINUTE_MS, toMs);
+            counts[i] = head + dueCounts.minutes(store, firstMinute + 1, lastMinute)
+                    + partOfMinute(lastMinute * DueCounts.MINUTE_MS, toMs);
         }
         return counts;
     }
 
+    /** Above this many messages in a window's end minute, its part of the minute is estimated, not read. */
+    static final long EXACT_MINUTE_LIMIT = 10_000;
+
+    /** Messages due in {@code [fromMs, toMs]}, both within one minute: see {@link #countDueWithin}. */
+    private long partOfMinute(long fromMs, long toMs) {
+        long minute = DueCounts.minute(fromMs);
+        long inMinute = dueCounts.minutes(store, minute, minute + 1);
+        long span = toMs - fromMs + 1;
+        if (inMinute == 0 || span == DueCounts.MINUTE_MS) {
+            return inMinute;
+        }
+        return inMinute <= EXACT_MINUTE_LIMIT ? countKeys(fromMs, toMs) : inMinute * span / DueCounts.MINUTE_MS;
+    }
+
     /** Messages due in {@code [fromMs, toMs]}, read from the keys: per topic hash one seek, then its keys in the range. */
     private long countKeys(long fromMs, long toMs) {
-        if (fromMs > toMs) {
-            return 0;
-        }
         return store.read((d, snapshot) -> {
             long n = 0;
             try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snapshot);

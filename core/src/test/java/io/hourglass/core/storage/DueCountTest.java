@@ -96,6 +96,41 @@ class DueCountTest {
         }
     }
 
+    /**
+     * A window's end minute that holds more than {@link QueueStore#EXACT_MINUTE_LIMIT} messages is
+     * counted pro rata from its per-minute count instead of reading its keys (millions of keys per
+     * minute made one count take seconds): 24 000 messages all due in the first 10 s of a minute count
+     * as 18 000 for the last 45 s of it. A sparse end minute and whole minutes stay exact.
+     */
+    @Test
+    void aDenseEndMinuteIsCountedProRataFromItsMinuteAndTheRestExactly(@TempDir Path dir) {
+        long base = 30 * DueCounts.MINUTE_MS;
+        try (EventStore store = EventStore.open(dir.resolve("db"))) {
+            StateApplier applier = new StateApplier(store);
+            int dense = 24_000;
+            long[] denseDelays = new long[dense];
+            for (int i = 0; i < dense; i++) {
+                denseDelays[i] = base - STAMP + i * 10_000L / dense;
+            }
+            put(applier, 1, "dense", denseDelays);
+            long[] sparse = new long[100];
+            for (int j = 0; j < sparse.length; j++) {
+                sparse[j] = base + DueCounts.MINUTE_MS - STAMP + j * 600L;
+            }
+            put(applier, 2, "sparse", sparse);
+            long[] horizons = {5_000, 60_000, 3_600_000};
+
+            assertArrayEquals(new long[] {2_000, 18_025, 18_100}, store.countDueWithin(base + 14_999, horizons),
+                    "the dense minute's last 45 s: 18 000 pro rata (its keys say 0); the sparse minute read exactly");
+            assertArrayEquals(new long[] {2_000, 23_600 + 2, 23_700}, store.countDueWithin(base + 999, horizons),
+                    "59 s of the dense minute: 23 600 pro rata; the sparse minute's first second read exactly (2)");
+            assertArrayEquals(new long[] {0, 12_000, 24_100}, store.countDueWithin(base - 30_001, horizons),
+                    "a whole dense minute inside the window is exact");
+            assertArrayEquals(new long[] {9, 95, 95}, store.countDueWithin(base + 62_999, horizons),
+                    "windows ending in the sparse minute are exact");
+        }
+    }
+
     private static long[] randomDelays(java.util.Random random, int n) {
         long[] delays = new long[n];
         for (int i = 0; i < n; i++) {
