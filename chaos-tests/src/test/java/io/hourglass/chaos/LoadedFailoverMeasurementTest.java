@@ -74,10 +74,12 @@ final class LoadedFailoverMeasurementTest {
         }
         Measurements.report(distribution, String.format("LOADED_FAILOVER nodes=%d rate=%d rounds=%d"
                         + " publishRecoveryMs median=%d max=%d deliveryRecoveryMs median=%d max=%d"
+                        + " consumerResumedMs median=%d aheadOfNew median=%d"
                         + " ackGapMs median=%d max=%d deliveryGapMs median=%d max=%d publishErrors=%d lost=%d samples=%s",
                 NODES, RATE, ROUNDS,
                 median(rounds, Round::publishRecoveryMs), max(rounds, Round::publishRecoveryMs),
                 median(rounds, Round::deliveryRecoveryMs), max(rounds, Round::deliveryRecoveryMs),
+                median(rounds, Round::resumedMs), median(rounds, Round::aheadOfNew),
                 median(rounds, Round::ackGapMs), max(rounds, Round::ackGapMs),
                 median(rounds, Round::deliveryGapMs), max(rounds, Round::deliveryGapMs),
                 rounds.stream().mapToLong(Round::publishErrors).sum(), rounds.stream().mapToLong(Round::lost).sum(),
@@ -100,9 +102,14 @@ final class LoadedFailoverMeasurementTest {
         AtomicInteger errors = new AtomicInteger();
         AtomicLong killedAt = new AtomicLong(Long.MAX_VALUE);
         long[] issuedAt = new long[total];
+        java.util.concurrent.CompletableFuture<?>[] published = new java.util.concurrent.CompletableFuture<?>[total];
+        java.util.Queue<long[]> deliveries = new java.util.concurrent.ConcurrentLinkedQueue<>(); // {at, seq}, redeliveries too
         try (HourglassClient client = HourglassClient.builder().servers(followers).build();
                 Subscription ignored = client.subscribe(topic, "g", (m, ctx) -> {
-                    deliveredAt.compareAndSet(ByteBuffer.wrap(m.payload()).getInt(), 0, System.nanoTime());
+                    long at = System.nanoTime();
+                    int seq = ByteBuffer.wrap(m.payload()).getInt();
+                    deliveredAt.compareAndSet(seq, 0, at);
+                    deliveries.add(new long[] {at, seq});
                     ctx.ack();
                 })) {
             Thread killer = new Thread(() -> {
@@ -120,7 +127,7 @@ final class LoadedFailoverMeasurementTest {
                 int seq = i;
                 issuedAt[i] = System.nanoTime();
                 byte[] payload = ByteBuffer.allocate(1024).putInt(seq).array();
-                client.publishAsync(Message.builder(topic).payload(payload).build()).whenComplete((r, e) -> {
+                published[i] = client.publishAsync(Message.builder(topic).payload(payload).build()).whenComplete((r, e) -> {
                     if (e == null) {
                         ackedAt.set(seq, System.nanoTime());
                     } else {
@@ -130,12 +137,16 @@ final class LoadedFailoverMeasurementTest {
             }
             client.flush();
             killer.join();
+            // every publish answered first: one acknowledged after the check below would count as lost
+            java.util.concurrent.CompletableFuture.allOf(published).handle((r, e) -> null).get(2, TimeUnit.MINUTES);
             await("every acknowledged message delivered").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
                     .until(() -> undelivered(ackedAt, deliveredAt) == 0);
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
+        } catch (org.awaitility.core.ConditionTimeoutException | java.util.concurrent.ExecutionException
+                | java.util.concurrent.TimeoutException e) {
             // reported as lost below
         }
-        Round round = Round.of(killedAt.get(), issuedAt, ackedAt, deliveredAt, errors.get(), undelivered(ackedAt, deliveredAt));
+        Round round = Round.of(killedAt.get(), issuedAt, ackedAt, deliveredAt, errors.get(), undelivered(ackedAt, deliveredAt),
+                List.copyOf(deliveries));
         leader.startAndAwaitReady(READY_TIMEOUT);
         cluster.nodes().forEach(n -> n.awaitReady(READY_TIMEOUT));
         return round;
@@ -162,9 +173,14 @@ final class LoadedFailoverMeasurementTest {
 
     /** The figures of one round, in milliseconds from the kill. */
     record Round(long publishRecoveryMs, long deliveryRecoveryMs, long ackGapMs, long deliveryGapMs,
-            long publishErrors, long lost) {
+            long publishErrors, long lost, long resumedMs, long aheadOfNew) {
+        /**
+         * {@code resumedMs}: until the consumer received anything after the kill (a redelivery counts);
+         * {@code aheadOfNew}: deliveries after the kill before the first message published after it
+         * (what the old leader handed out unacknowledged, and what it had not handed out yet).
+         */
         static Round of(long killedAt, long[] issuedAt, AtomicLongArray ackedAt, AtomicLongArray deliveredAt,
-                long errors, long lost) {
+                long errors, long lost, List<long[]> received) {
             long firstAck = Long.MAX_VALUE;
             long firstDelivery = Long.MAX_VALUE;
             List<Long> acks = new ArrayList<>();
@@ -187,8 +203,17 @@ final class LoadedFailoverMeasurementTest {
                     }
                 }
             }
+            long resumed = Long.MAX_VALUE;
+            long ahead = 0;
+            for (long[] d : received) {
+                if (d[0] > killedAt && d[0] < firstDelivery) {
+                    resumed = Math.min(resumed, d[0]);
+                    ahead++;
+                }
+            }
             return new Round(millisSince(killedAt, firstAck), millisSince(killedAt, firstDelivery),
-                    longestGapMs(acks), longestGapMs(deliveries), errors, lost);
+                    longestGapMs(acks), longestGapMs(deliveries), errors, lost,
+                    resumed == Long.MAX_VALUE ? millisSince(killedAt, firstDelivery) : millisSince(killedAt, resumed), ahead);
         }
 
         private static long millisSince(long from, long to) {
@@ -206,8 +231,9 @@ final class LoadedFailoverMeasurementTest {
 
         @Override
         public String toString() {
-            return String.format("publish %d ms, delivery %d ms, ack gap %d ms, delivery gap %d ms, errors %d, lost %d",
-                    publishRecoveryMs, deliveryRecoveryMs, ackGapMs, deliveryGapMs, publishErrors, lost);
+            return String.format("publish %d ms, delivery %d ms (consumer resumed at %d ms, %d deliveries ahead of the"
+                            + " first new message), ack gap %d ms, delivery gap %d ms, errors %d, lost %d",
+                    publishRecoveryMs, deliveryRecoveryMs, resumedMs, aheadOfNew, ackGapMs, deliveryGapMs, publishErrors, lost);
         }
     }
 }

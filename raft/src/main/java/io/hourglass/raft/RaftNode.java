@@ -316,8 +316,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
     /**
      * The leader's client address, while it is live to this node: a follower that has not heard from
      * its leader for 3/4 of {@code raft.electionTimeoutMin} (heartbeats come every half of it) names
-     * none, so that clients try another server instead of being sent to a leader that is dead, paused
-     * or cut off (followers may take up to {@code raft.electionTimeoutMax} to replace it).
+     * none, so that clients try another server instead of being sent to a leader that is dead, paused or
+     * cut off. Nor, not itself, does a node elected but not ready: callers wait or retry it soon instead.
      */
     @Override
     public String leaderHint() {
@@ -325,7 +325,8 @@ public final class RaftNode implements Replicator, AutoCloseable {
             return null; // cut off: whatever it last knew is no guide
         }
         RaftPeerId leader = view.liveLeaderId(config.electionTimeoutMin().toMillis() * 3 / 4);
-        return leader == null ? null : grpcAddressOf(leader.toString());
+        boolean unready = leader != null && leader.toString().equals(config.nodeId()) && !isLeader();
+        return leader == null || unready ? null : grpcAddressOf(leader.toString());
     }
 
     /** Why this node may not stamp entries now ({@link ClockWatch#refusal()}), or null. */

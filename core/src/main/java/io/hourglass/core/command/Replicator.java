@@ -33,4 +33,13 @@ public interface Replicator {
     default String leaderHint() {
         return null;
     }
+
+    /**
+     * The refusal of a request only a leading engine serves: names the leader, or none while this node
+     * leads but the engine has not been told yet (a few ms after its election) — naming itself there
+     * sent clients around the other servers first, hundreds of ms after a failover.
+     */
+    default io.hourglass.core.NotLeaderException notLeader() {
+        return new io.hourglass.core.NotLeaderException(isLeader() ? null : leaderHint());
+    }
 }

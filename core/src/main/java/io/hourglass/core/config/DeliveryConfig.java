@@ -25,8 +25,9 @@ public record DeliveryConfig(Duration dispatchPollInterval, int consumerQueueSiz
             "delivery.inFlightTimeout", "5s", "1ms",
             "A delivery not acknowledged within this time is delivered again.");
     public static final ConfigKey<Duration> DELETE_BATCH_INTERVAL = ConfigKey.duration(
-            "delivery.deleteBatchInterval", "500ms", "1ms",
-            "How often acknowledgements and expirations are flushed as replicated deletions.");
+            "delivery.deleteBatchInterval", "100ms", "1ms",
+            "How often acknowledgements and expirations are flushed as replicated deletions. What a new leader "
+                    + "delivers again after a failover includes the plain ACKs of the last interval.");
     public static final ConfigKey<Integer> DELETE_BATCH_MAX_KEYS = ConfigKey.integer(
             "delivery.deleteBatchMaxKeys", 1024, 1, 65_536,
             "Most deletions in one replicated batch.");

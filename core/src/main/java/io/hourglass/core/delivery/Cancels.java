@@ -71,11 +71,11 @@ final class Cancels {
     private CompletableFuture<CancelOutcome> cancel(String topic, java.util.function.Supplier<EventKey> resolve,
                                                     boolean byKey) {
         if (!leading.getAsBoolean()) {
-            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
+            return CompletableFuture.failedFuture(replicator.notLeader());
         }
         return loop.call(() -> {
             if (!leading.getAsBoolean()) {
-                throw new NotLeaderException(replicator.leaderHint());
+                throw replicator.notLeader();
             }
             EventKey key = resolve.get();
             boolean delivered = inFlight.touched(key) || store.hasAnyReceipt(key);

@@ -153,14 +153,14 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
      */
     public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink) {
         if (!leading) {
-            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
+            return CompletableFuture.failedFuture(replicator.notLeader());
         }
         CompletableFuture<?> durable = group.isEmpty() || store.durableGroups(topic).contains(group)
                 ? CompletableFuture.completedFuture(null)
                 : replicator.propose(QueueCommands.registerGroup(topic, group));
         return durable.thenCompose(done -> loop.call(() -> {
             if (!leading) {
-                throw new NotLeaderException(replicator.leaderHint());
+                throw replicator.notLeader();
             }
             Consumer c = hub.register(topic, group, sink);
             LOG.debug("registered {}", c);

@@ -222,7 +222,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         requests.room(room);
         requests.sends(messages);
         if (!leading) {
-            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
+            return CompletableFuture.failedFuture(replicator.notLeader());
         }
         RoomSendCmd.Builder send = RoomSendCmd.newBuilder();
         String from = producer == null ? "" : producer.toString();
@@ -254,7 +254,7 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
         requests.room(room);
         Objects.requireNonNull(settings, "settings");
         if (!leading) {
-            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
+            return CompletableFuture.failedFuture(replicator.notLeader());
         }
         Command command = Command.newBuilder()
                 .setRoom(RoomCommand.newBuilder().setRoom(room).setConfigure(settings.toCommand())).build();
@@ -397,11 +397,11 @@ public final class RoomEngine implements ApplyListener, AutoCloseable {
 
     private <T> CompletableFuture<T> onLeader(Callable<T> call) {
         if (!leading) {
-            return CompletableFuture.failedFuture(new NotLeaderException(replicator.leaderHint()));
+            return CompletableFuture.failedFuture(replicator.notLeader());
         }
         return loop.call(() -> {
             if (leader == null) {
-                throw new NotLeaderException(replicator.leaderHint());
+                throw replicator.notLeader();
             }
             return call.call();
         });

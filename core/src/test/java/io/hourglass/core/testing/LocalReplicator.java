@@ -106,9 +106,23 @@ public final class LocalReplicator implements Replicator {
         return CompletableFuture.completedFuture(applier.apply(stamped, new TermIndex(term, ++index)).reply());
     }
 
+    private volatile boolean leader = true;
+    private volatile String hint;
+
+    /** What {@link #isLeader()} and {@link #leaderHint()} answer (by default: leading, no hint). */
+    public void role(boolean leading, String leaderHint) {
+        leader = leading;
+        hint = leaderHint;
+    }
+
     @Override
     public boolean isLeader() {
-        return true;
+        return leader;
+    }
+
+    @Override
+    public String leaderHint() {
+        return hint;
     }
 
     private volatile boolean lease = true;

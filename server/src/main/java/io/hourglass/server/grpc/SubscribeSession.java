@@ -143,12 +143,14 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             if (error != null) {
                 if (noLeaderKnown(error) && System.nanoTime() < giveUpAt
                         && limits.later(() -> register(topic, group, giveUpAt), ELECTION_POLL_MS)) {
+                    LOG.debug("subscribe to {} waits for the election", topic);
                     return;
                 }
                 fail(StatusMapper.toStatus(error));
                 return;
             }
             consumer = c;
+            LOG.debug("subscribed {} to {}", c.id(), topic);
             if (ended) {
                 engine.disconnect(c);
                 return;
