@@ -54,6 +54,8 @@ public final class Subscription implements AutoCloseable {
     private ConsumerStream current;
     private ScheduledFuture<?> reconnectTask;
     private int failures;
+    /** Whether the last failed attempt was sent on to a named leader; guarded by lock. */
+    private boolean lastRedirected;
     /** System.nanoTime() since when no stream has been accepted; meaningful while !subscribed. */
     private long downSince;
     private boolean subscribed;
@@ -200,16 +202,17 @@ public final class Subscription implements AutoCloseable {
 
     /**
      * The pause before subscribe attempt {@code failures + 1}, {@code downNanos} into an outage.
-     * Told where the leader is, the first time: at once. Early in an outage (the first
+     * Told where the leader is, the first time or after an attempt that was not itself redirected
+     * (a server that knew no leader, then one that names it): at once. Early in an outage (the first
      * {@link #ELECTION_WINDOW}), while no server names a leader or while servers point at one (a
      * failover: the first server asked may still name the old leader, the new one may refuse until
      * it is ready), every {@link #ELECTION_RETRY}: the doubling backoff made a subscriber that was
      * sent around during a failover wait 200-800 ms after the new leader was ready. Later, the
      * doubling backoff.
      */
-    static Duration reconnectWait(SubscribeOptions options, int failures, boolean redirected, boolean electing,
-                                  long downNanos) {
-        if (redirected && failures == 1) {
+    static Duration reconnectWait(SubscribeOptions options, int failures, boolean redirected,
+                                  boolean redirectedBefore, boolean electing, long downNanos) {
+        if (redirected && (failures == 1 || !redirectedBefore)) {
             return Duration.ZERO;
         }
         if ((electing || redirected) && downNanos < ELECTION_WINDOW.toNanos()) {
@@ -233,7 +236,8 @@ public final class Subscription implements AutoCloseable {
         // Each attempt costs a refused call or connection, nothing more.
         boolean electing = status.getCode() == Status.Code.UNAVAILABLE && stream.leaderHint() == null
                 && !stream.stalledOut();
-        Duration wait = reconnectWait(options, failures, redirected, electing, System.nanoTime() - downSince);
+        Duration wait = reconnectWait(options, failures, redirected, lastRedirected, electing, System.nanoTime() - downSince);
+        lastRedirected = redirected; // two servers naming each other alternate at once and ELECTION_RETRY
         long down = System.nanoTime() + wait.toNanos() - downSince;
         if (!options.giveUpAfter().isZero() && down > options.giveUpAfter().toNanos()) {
             String description = StatusMapping.describe(status);
@@ -290,6 +294,7 @@ public final class Subscription implements AutoCloseable {
                 }
                 subscribed = true;
                 failures = 0;
+                lastRedirected = false;
             }
             consumerId = id;
             LOG.info("subscribed to {} (group '{}') on {} as {}", topic, group,

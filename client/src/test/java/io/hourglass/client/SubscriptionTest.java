@@ -345,17 +345,19 @@ class SubscriptionTest {
     void aSubscriberSentAroundDuringAFailoverRetriesAtTheElectionPaceNotTheDoublingBackoff() {
         SubscribeOptions o = SubscribeOptions.DEFAULT;
         long early = Duration.ofMillis(400).toNanos();
-        assertEquals(Duration.ZERO, Subscription.reconnectWait(o, 1, true, false, early), "first redirect: at once");
+        assertEquals(Duration.ZERO, Subscription.reconnectWait(o, 1, true, false, false, early), "first redirect: at once");
+        assertEquals(Duration.ZERO, Subscription.reconnectWait(o, 3, true, false, false, early),
+                "a redirect after an attempt that was not redirected (a server that knew no leader yet): at once");
         // Redirected again (a server named the old leader, or the new one was not ready yet): 50 ms,
         // where the doubling backoff from 100 ms would wait 200, 400, 800 ms.
         for (int failures = 2; failures <= 5; failures++) {
-            assertEquals(Subscription.ELECTION_RETRY, Subscription.reconnectWait(o, failures, true, false, early),
+            assertEquals(Subscription.ELECTION_RETRY, Subscription.reconnectWait(o, failures, true, true, false, early),
                     "attempt " + failures);
         }
-        assertEquals(Subscription.ELECTION_RETRY, Subscription.reconnectWait(o, 4, false, true, early),
+        assertEquals(Subscription.ELECTION_RETRY, Subscription.reconnectWait(o, 4, false, true, true, early),
                 "no leader named yet");
         long late = Subscription.ELECTION_WINDOW.toNanos() + 1;
-        Duration backoff = Subscription.reconnectWait(o, 4, true, false, late);
+        Duration backoff = Subscription.reconnectWait(o, 4, true, true, false, late);
         assertTrue(backoff.compareTo(Duration.ofMillis(500)) >= 0, "past the window the backoff doubles again: " + backoff);
     }
 }
