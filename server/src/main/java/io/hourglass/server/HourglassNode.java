@@ -6,6 +6,7 @@ import io.hourglass.core.command.PublishCoalescer;
 import io.hourglass.core.command.PublishValidator;
 import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.delivery.DeliveryEngine;
+import io.hourglass.core.delivery.DeliveryWarmUp;
 import io.hourglass.core.rooms.RoomApplier;
 import io.hourglass.core.rooms.RoomEngine;
 import io.hourglass.core.storage.EventStore;
@@ -278,8 +279,20 @@ public final class HourglassNode implements AutoCloseable {
                 security.enabled() ? bearer -> bearer != null && accessControl.principalOfToken(bearer).isPresent() : null,
                 metrics::render, this::readiness, console);
         stack.push("http", http::start, http);
-        if (config.warmUp()) {
-            raftHost.warmUp(java.time.Duration.ofSeconds(20)); // in the background; closed with the Raft node
+        if (config.warmUp()) { // in the background: Raft's leader side, then the delivery engine's
+            CompletableFuture<Boolean> raftWarm = raftHost.warmUp(java.time.Duration.ofSeconds(20)); // closed with Raft
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            CompletableFuture<?> deliveryWarm = raftWarm.handleAsync((r, e) -> stop.get() || DeliveryWarmUp.run(
+                    config.dataDir().resolve("warmup-delivery"), java.time.Duration.ofSeconds(10), stop::get),
+                    task -> {
+                        Thread t = new Thread(task, "hourglass-warmup-delivery");
+                        t.setDaemon(true);
+                        t.start();
+                    });
+            stack.push("delivery warm-up", (AutoCloseable) () -> {
+                stop.set(true);
+                deliveryWarm.handle((r, e) -> null).get(15, TimeUnit.SECONDS);
+            });
         }
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
                 nodeId, grpc.getPort(), http.port(), config.raft().raftPort());

@@ -117,7 +117,10 @@ public final class RaftKeys {
                     + "their own on the node's Raft host, with the peer TLS when set, a directory under the data dir; a "
                     + "few seconds of one core, then closed and deleted), so that this node's first leadership in a failover does "
                     + "not wait for the JVM to load that code (measured: 100-150 ms of a kill -9 failover on 2 "
-                    + "cores). Off: nothing is run.");
+                    + "cores); then the delivery engine's leader side once over a throwaway store (3 000 messages "
+                    + "delivered, NACKed, ACKed and deleted in memory-replicated entries; under a second; its "
+                    + "warmup-delivery directory deleted), which took a first leadership 200-700 ms to register its "
+                    + "first consumer. Off: nothing is run.");
 
     public static final ConfigKey<Duration> APPEND_WAIT_MIN = ConfigKey.duration(
             "raft.appendWaitMin", "5ms", "0ms",
