@@ -72,6 +72,8 @@ import java.util.function.Function;
  */
 public final class AdminService extends AdminGrpc.AdminImplBase implements AutoCloseable {
     private static final Duration FORWARD_DEADLINE = Duration.ofSeconds(30);
+    /** How long a call that finds no leader waits for one: an election after a silent leader, and its first apply. */
+    static final Duration ELECTION_WAIT = Duration.ofSeconds(3);
     /**
      * Most bytes of messages in one PeekTopic page: under the 4 MiB a gRPC client accepts by
      * default, with room for a 1 MiB message and its headers on top.
@@ -434,18 +436,27 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         return shards.of(topic).raft();
     }
 
-    /** Runs here when this node leads shard {@code raft}, else forwards the same call to its leader. */
+    /**
+     * Runs here when this node leads shard {@code raft}, else forwards the same call to its leader.
+     * While no leader is known (an election, or this node elected and still applying: ~100 ms), it
+     * asks again every 20 ms for up to {@link #ELECTION_WAIT} before refusing.
+     */
     private <T> void leader(StreamObserver<T> out, RaftNode raft, Function<AdminGrpc.AdminBlockingStub, T> forward,
                             RaftCall<T> local) {
+        String leader = raft.leaderHint();
+        for (long giveUp = System.nanoTime() + ELECTION_WAIT.toNanos(); leader == null && !raft.isLeader()
+                && System.nanoTime() < giveUp; leader = raft.leaderHint()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
         if (raft.isLeader()) {
             answer(out, local);
             return;
         }
-        String leader = raft.leaderHint();
         if (leader == null) {
             throw new UnavailableException("no leader right now: the cluster may have no quorum", null);
         }
-        answer(out, () -> forward.apply(stub(leader)));
+        String to = leader;
+        answer(out, () -> forward.apply(stub(to)));
     }
 
     /** A channel to another node's client port (with this node's peer credentials), kept for reuse. */
