@@ -290,8 +290,10 @@ public final class HourglassNode implements AutoCloseable {
                         t.start();
                     });
             stack.push("delivery warm-up", (AutoCloseable) () -> {
-                stop.set(true);
-                deliveryWarm.handle((r, e) -> null).get(15, TimeUnit.SECONDS);
+                stop.set(true); // not started yet (Raft's still runs, stopped with Raft): it never will
+                if (raftWarm.isDone()) {
+                    deliveryWarm.handle((r, e) -> null).get(15, TimeUnit.SECONDS);
+                }
             });
         }
         LOG.info("node {} serving gRPC on {} and HTTP on {} (checkpoints for followers on the Raft port {})",
