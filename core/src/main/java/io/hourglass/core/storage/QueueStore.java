@@ -50,11 +50,10 @@ final class QueueStore {
     /**
      * How many stored messages fall due after {@code nowMs} and no later than {@code nowMs + horizon}
      * for each horizon, over all topics. The whole minutes inside a window come from {@link DueCounts};
-     * the partial minutes at its two ends are read from the keys (per topic one seek, then the keys in
-     * that part of the minute) when the minute holds at most {@link #EXACT_MINUTE_LIMIT} messages, and
-     * estimated pro rata from the minute's count when it holds more (the estimate is off by less than
-     * that minute's count; a gauge, not a ledger). So a count costs O(topics + minutes + 2 ×
-     * {@link #EXACT_MINUTE_LIMIT}) whatever is pending and however densely; no value is read.
+     * the partial minutes at its two ends from the keys, exactly when the part or the rest of its
+     * minute holds at most {@link #EXACT_MINUTE_LIMIT} messages, else estimated pro rata from the
+     * minute's count ({@link #partOfMinute}; a gauge, not a ledger). So a count costs O(topics +
+     * minutes + 4 × {@link #EXACT_MINUTE_LIMIT}) whatever is pending and however densely; no value is read.
      */
     long[] countDueWithin(long nowMs, long[] horizonsMs) {
         long[] counts = new long[horizonsMs.length];
@@ -77,10 +76,16 @@ final class QueueStore {
         return counts;
     }
 
-    /** Above this many messages in a window's end minute, its part of the minute is estimated, not read. */
+    /** Most keys one read of a window's end minute goes through (see {@link #partOfMinute}). */
     static final long EXACT_MINUTE_LIMIT = 10_000;
 
-    /** Messages due in {@code [fromMs, toMs]}, both within one minute: see {@link #countDueWithin}. */
+    /**
+     * Messages due in {@code [fromMs, toMs]}, both within one minute: see {@link #countDueWithin}. The
+     * part is read up to {@link #EXACT_MINUTE_LIMIT} keys; past that, the rest of the minute is, and the
+     * part is the minute's count minus it (a batch published with one delay fills a few seconds of a
+     * minute: one side is small). Only when both sides hold more is it estimated pro rata, within what
+     * the two reads proved.
+     */
     private long partOfMinute(long fromMs, long toMs) {
         long minute = DueCounts.minute(fromMs);
         long inMinute = dueCounts.minutes(store, minute, minute + 1);
@@ -88,20 +93,37 @@ final class QueueStore {
         if (inMinute == 0 || span == DueCounts.MINUTE_MS) {
             return inMinute;
         }
-        return inMinute <= EXACT_MINUTE_LIMIT ? countKeys(fromMs, toMs) : inMinute * span / DueCounts.MINUTE_MS;
+        long inside = countKeys(fromMs, toMs, EXACT_MINUTE_LIMIT);
+        if (inside <= EXACT_MINUTE_LIMIT) {
+            return inside;
+        }
+        long start = minute * DueCounts.MINUTE_MS;
+        long outside = countKeys(start, fromMs - 1, EXACT_MINUTE_LIMIT)
+                + countKeys(toMs + 1, start + DueCounts.MINUTE_MS - 1, EXACT_MINUTE_LIMIT);
+        if (outside <= EXACT_MINUTE_LIMIT) {
+            return Math.max(inside, inMinute - outside);
+        }
+        long estimate = inMinute * span / DueCounts.MINUTE_MS;
+        return Math.max(EXACT_MINUTE_LIMIT + 1, Math.min(estimate, inMinute - EXACT_MINUTE_LIMIT - 1));
     }
 
-    /** Messages due in {@code [fromMs, toMs]}, read from the keys: per topic hash one seek, then its keys in the range. */
-    private long countKeys(long fromMs, long toMs) {
+    /**
+     * Messages due in {@code [fromMs, toMs]}, read from the keys: per topic hash one seek, then its keys
+     * in the range; stops past {@code cap} (and answers more than it).
+     */
+    private long countKeys(long fromMs, long toMs, long cap) {
+        if (fromMs > toMs) {
+            return 0;
+        }
         return store.read((d, snapshot) -> {
             long n = 0;
             try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snapshot);
                  org.rocksdb.RocksIterator it = d.rocks.newIterator(d.events, ro)) {
                 it.seekToFirst();
-                while (it.isValid()) {
+                while (it.isValid() && n <= cap) {
                     long hash = ByteBuffer.wrap(it.key(), 0, 8).getLong();
                     it.seek(ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array());
-                    for (; it.isValid() && ByteBuffer.wrap(it.key(), 0, 8).getLong() == hash
+                    for (; n <= cap && it.isValid() && ByteBuffer.wrap(it.key(), 0, 8).getLong() == hash
                             && ByteBuffer.wrap(it.key(), 8, 8).getLong() <= toMs; it.next()) {
                         n++;
                     }

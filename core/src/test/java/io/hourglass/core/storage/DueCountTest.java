@@ -97,37 +97,45 @@ class DueCountTest {
     }
 
     /**
-     * A window's end minute that holds more than {@link QueueStore#EXACT_MINUTE_LIMIT} messages is
-     * counted pro rata from its per-minute count instead of reading its keys (millions of keys per
-     * minute made one count take seconds): 24 000 messages all due in the first 10 s of a minute count
-     * as 18 000 for the last 45 s of it. A sparse end minute and whole minutes stay exact.
+     * A window's end minute that holds more than {@link QueueStore#EXACT_MINUTE_LIMIT} messages is not
+     * read key by key (millions of keys per minute made one count take seconds). Its part of the
+     * minute stays exact when that part or the rest of the minute is small — a batch published with
+     * one delay fills the first seconds of a minute — and is estimated pro rata from the minute's count
+     * only when both are large: 44 000 messages in the first and last 5 s of a minute count as 33 000
+     * for its last 45 s (its keys say 22 000). Sparse minutes and whole minutes stay exact.
      */
     @Test
-    void aDenseEndMinuteIsCountedProRataFromItsMinuteAndTheRestExactly(@TempDir Path dir) {
-        long base = 30 * DueCounts.MINUTE_MS;
+    void aDenseEndMinuteIsReadOnlyUpToALimitAndEstimatedOnlyWhenBothSidesAreLarge(@TempDir Path dir) {
+        long base = 100 * DueCounts.MINUTE_MS;
+        long bulk = base + 2 * DueCounts.MINUTE_MS;
         try (EventStore store = EventStore.open(dir.resolve("db"))) {
             StateApplier applier = new StateApplier(store);
-            int dense = 24_000;
-            long[] denseDelays = new long[dense];
-            for (int i = 0; i < dense; i++) {
-                denseDelays[i] = base - STAMP + i * 10_000L / dense;
+            long[] dense = new long[44_000]; // 22 000 in the minute's first 5 s, 22 000 in its last 5 s
+            for (int i = 0; i < 22_000; i++) {
+                dense[i] = base - STAMP + i * 5_000L / 22_000;
+                dense[22_000 + i] = base + 55_000 - STAMP + i * 5_000L / 22_000;
             }
-            put(applier, 1, "dense", denseDelays);
+            put(applier, 1, "dense", dense);
             long[] sparse = new long[100];
             for (int j = 0; j < sparse.length; j++) {
                 sparse[j] = base + DueCounts.MINUTE_MS - STAMP + j * 600L;
             }
             put(applier, 2, "sparse", sparse);
+            long[] batch = new long[30_000]; // one publish with one delay: the first 3 s of a minute
+            for (int i = 0; i < batch.length; i++) {
+                batch[i] = bulk - STAMP + i / 10;
+            }
+            put(applier, 3, "bulk", batch);
             long[] horizons = {5_000, 60_000, 3_600_000};
 
-            assertArrayEquals(new long[] {2_000, 18_025, 18_100}, store.countDueWithin(base + 14_999, horizons),
-                    "the dense minute's last 45 s: 18 000 pro rata (its keys say 0); the sparse minute read exactly");
-            assertArrayEquals(new long[] {2_000, 23_600 + 2, 23_700}, store.countDueWithin(base + 999, horizons),
-                    "59 s of the dense minute: 23 600 pro rata; the sparse minute's first second read exactly (2)");
-            assertArrayEquals(new long[] {0, 12_000, 24_100}, store.countDueWithin(base - 30_001, horizons),
-                    "a whole dense minute inside the window is exact");
-            assertArrayEquals(new long[] {9, 95, 95}, store.countDueWithin(base + 62_999, horizons),
-                    "windows ending in the sparse minute are exact");
+            assertArrayEquals(new long[] {0, 33_000 + 25, 33_000 + 100 + 30_000}, store.countDueWithin(base + 14_999, horizons),
+                    "5 s holding nothing: read, 0; the dense minute's last 45 s: 33 000 pro rata; the rest exact");
+            assertArrayEquals(new long[] {0, 0, 44_100 + 30_000}, store.countDueWithin(bulk + 10_000 - 3_600_000, horizons),
+                    "the hour ends 10 s into the bulk minute: its 30 000 counted exactly (the rest of the minute is empty)");
+            assertArrayEquals(new long[] {0, 22_000, 74_100}, store.countDueWithin(base - 30_001, horizons),
+                    "whole minutes are exact");
+            assertArrayEquals(new long[] {9, 95 + 30_000, 95 + 30_000}, store.countDueWithin(base + 62_999, horizons),
+                    "from the sparse minute: exact; the minute's window ends 3 s into the bulk one, past all of it");
         }
     }
 
