@@ -385,6 +385,9 @@ public final class QueueApplier implements CommandApplier {
         }
         EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
         Optional<StoredMessage> message = store.message(key);
+        if (message.isEmpty() && cmd.getByKey()) {
+            return applyDeleteRearmed(batch, cmd, key, stamp, position);
+        }
         if (message.isEmpty() || !message.get().getTopic().equals(cmd.getTopic())) {
             return ApplyResult.unchanged(position, stamp);
         }
@@ -398,5 +401,27 @@ public final class QueueApplier implements CommandApplier {
             });
         }
         return new ApplyResult(position, stamp, List.of(), false, deleted, List.of());
+    }
+
+    /**
+     * A cancel by key whose message went before it committed (acknowledged, expired): when that removal
+     * re-armed a recurrence, the firing now under the key is on the removed one's grid, and goes in its
+     * place so the recurrence ends. Anything else under the key (a message published with it since) stays.
+     */
+    private ApplyResult applyDeleteRearmed(StoreBatch batch, DeleteMessageCmd cmd, EventKey gone, long stamp,
+                                           TermIndex position) {
+        Optional<EventKey> armed = cmd.getScheduleKey().isEmpty() ? Optional.empty()
+                : store.keyed(cmd.getTopic(), cmd.getScheduleKey());
+        Optional<StoredMessage> next = armed.flatMap(store::message);
+        if (next.isEmpty()) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        long every = next.get().getEveryMs();
+        long after = armed.get().dueAtMs() - gone.dueAtMs();
+        if (every <= 0 || after <= 0 || after % every != 0) {
+            return ApplyResult.unchanged(position, stamp);
+        }
+        batch.deleteMessage(armed.get(), next.get());
+        return new ApplyResult(position, stamp, List.of(), false, List.of(armed.get()), List.of());
     }
 }

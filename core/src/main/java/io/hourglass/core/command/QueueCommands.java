@@ -56,10 +56,14 @@ public final class QueueCommands {
                 .setTopic(topic).setEventKey(ByteString.copyFrom(key.toBytes()))).build();
     }
 
-    /** {@link #deleteMessage} by a cancel by key: a recurrence re-armed meanwhile ends too. */
-    public static Command deleteKeyed(String topic, io.hourglass.core.storage.EventKey key) {
+    /**
+     * {@link #deleteMessage} by a cancel by schedule key {@code scheduleKey}, which named {@code key}:
+     * a recurrence re-armed meanwhile ends too.
+     */
+    public static Command deleteKeyed(String topic, io.hourglass.core.storage.EventKey key, String scheduleKey) {
         Command c = deleteMessage(topic, key);
-        return c.toBuilder().setDeleteMessage(c.getDeleteMessage().toBuilder().setByKey(true)).build();
+        return c.toBuilder().setDeleteMessage(c.getDeleteMessage().toBuilder().setByKey(true)
+                .setScheduleKey(scheduleKey)).build();
     }
 
     /** A durable group's delayed NACK: it is not offered the message again before {@code untilMs}. */

@@ -60,16 +60,19 @@ final class Cancels {
     /** {@link #cancel(String, EventKey)} of the message stored under schedule key {@code key}. */
     CompletableFuture<CancelOutcome> cancelKeyed(String topic, String key) {
         return cancel(topic, () -> store.keyed(topic, key).orElseThrow(() -> new NotFoundException(
-                "topic " + topic + " holds no pending message with key '" + HourglassException.excerpt(key) + "'")), true);
+                "topic " + topic + " holds no pending message with key '" + HourglassException.excerpt(key) + "'")), key);
     }
 
     private CompletableFuture<CancelOutcome> cancel(String topic, java.util.function.Supplier<EventKey> resolve) {
-        return cancel(topic, resolve, false);
+        return cancel(topic, resolve, null);
     }
 
-    /** @param byKey a cancel by key: it also ends a recurrence whose next firing was armed meanwhile */
+    /**
+     * @param scheduleKey the key of a cancel by key (null by id): it also ends a recurrence whose next
+     *                    firing was armed meanwhile
+     */
     private CompletableFuture<CancelOutcome> cancel(String topic, java.util.function.Supplier<EventKey> resolve,
-                                                    boolean byKey) {
+                                                    String scheduleKey) {
         if (!leading.getAsBoolean()) {
             return CompletableFuture.failedFuture(replicator.notLeader());
         }
@@ -83,7 +86,7 @@ final class Cancels {
                 dispatcher.hold(key);
             }
             return new Decision(key, delivered);
-        }).thenCompose(d -> replicator.propose(byKey ? QueueCommands.deleteKeyed(topic, d.key())
+        }).thenCompose(d -> replicator.propose(scheduleKey != null ? QueueCommands.deleteKeyed(topic, d.key(), scheduleKey)
                         : QueueCommands.deleteMessage(topic, d.key()))
                 .handle((reply, error) -> {
                     loop.submit(() -> {

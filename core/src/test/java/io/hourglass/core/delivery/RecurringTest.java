@@ -137,6 +137,46 @@ class RecurringTest {
     }
 
     @Test
+    void aCancelByKeyThatRacesTheFiringsDeletionStillEndsTheRecurrence() {
+        var c = f.subscribe("t", "g");
+        publishEvery(0);
+        f.advance(Duration.ofMillis(EVERY));
+        f.engine.dispatchOnce();
+        Delivery d = c.drain().get(0); // delivered, not re-armed yet: the key still names this firing
+        f.replicator.deferNext();
+        var cancel = f.engine.cancelKeyed("t", "k");
+        f.engine.ack(c.consumer, d.tag());
+        f.engine.flushDeletes().join(); // the firing goes and re-arms before the cancel commits
+        EventKey next = armed();
+        f.replicator.commitDeferred();
+        assertEquals(CancelOutcome.ALREADY_DELIVERED, cancel.join());
+        assertTrue(f.store.message(next).isEmpty(), "the firing armed with the deletion went with the cancel");
+        assertTrue(f.store.keyed("t", "k").isEmpty(), "nothing is armed under the key");
+        f.advance(Duration.ofMillis(3 * EVERY));
+        assertEquals(0, f.engine.fireDue());
+        assertEquals(0, f.engine.dispatchOnce());
+    }
+
+    @Test
+    void aCancelByKeyWhoseMessageWentLeavesAMessagePublishedUnderTheKeySince() {
+        var c = f.subscribe("t", "g");
+        NewMessage once = QueueCommands.message("t", ByteString.copyFromUtf8("once"), Map.of(), 0, 0, "", "k");
+        f.replicator.propose(QueueCommands.publish(List.of(once))).join();
+        f.engine.dispatchOnce();
+        Delivery d = c.drain().get(0);
+        f.replicator.deferNext();
+        var cancel = f.engine.cancelKeyed("t", "k");
+        f.engine.ack(c.consumer, d.tag());
+        f.engine.flushDeletes().join();
+        NewMessage later = QueueCommands.message("t", ByteString.copyFromUtf8("later"), Map.of(), 60_000, 0, "", "k");
+        f.replicator.propose(QueueCommands.publish(List.of(later))).join();
+        EventKey since = armed();
+        f.replicator.commitDeferred();
+        assertThrows(java.util.concurrent.CompletionException.class, cancel::join, "the cancelled message was gone");
+        assertEquals(since, armed(), "what was published under the key since is not what the cancel named");
+    }
+
+    @Test
     void aNewLeaderFiresWhatFellDueUnderTheOldOneOnce() {
         publishEvery(0);
         f.advance(Duration.ofMillis(EVERY));
