@@ -25,7 +25,7 @@ public record DeliveryConfig(Duration dispatchPollInterval, int consumerQueueSiz
             "delivery.inFlightTimeout", "5s", "1ms",
             "A delivery not acknowledged within this time is delivered again.");
     public static final ConfigKey<Duration> DELETE_BATCH_INTERVAL = ConfigKey.duration(
-            "delivery.deleteBatchInterval", "500ms", "1ms",
+            "delivery.deleteBatchInterval", "100ms", "1ms",
             "How often acknowledgements and expirations are flushed as replicated deletions. What a new leader "
                     + "delivers again after a failover includes the plain ACKs of the last interval.");
     public static final ConfigKey<Integer> DELETE_BATCH_MAX_KEYS = ConfigKey.integer(
