@@ -212,8 +212,12 @@ public final class HourglassNode implements AutoCloseable {
         // bootstrap token, which every node of a secured cluster holds.
         ClientCredentials peerCalls = security.clientTls() == null && bootstrapToken == null ? ClientCredentials.NONE
                 : new ClientCredentials(security.clientTls() != null, security.clientCaFile(), null, null, bootstrapToken);
+        // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
+        // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
+        ExecutorService grpcCalls = stack.push("grpc call pool",
+                new ClosingPool(namedPool("hourglass-grpc-", config.grpc().executorThreads()))).pool();
         AdminService admin = stack.push("admin service", new AdminService(meta, shards, validator, clock, self,
-                ChannelFactory.secured(peerCalls), metrics::publishedTotal));
+                ChannelFactory.secured(peerCalls), metrics::publishedTotal, streamTimers, grpcCalls));
         RoomEngines roomEngines = new RoomEngines(shards.all().stream().map(Shards.Shard::rooms).toList(), shard -> {
             String hint = shards.get(shard).raft().leaderHint();
             return self.equals(hint) ? null : hint; // a session this node ends should look elsewhere
@@ -227,10 +231,6 @@ public final class HourglassNode implements AutoCloseable {
         metrics.bindRoomSessions(roomsService);
         metrics.bindSecurity(securityCounters);
 
-        // Every call of the client port runs on this bounded pool: a burst of calls or cancellations
-        // (2 000 streams closed at once) queues tasks instead of starting a thread for each.
-        ExecutorService grpcCalls = stack.push("grpc call pool",
-                new ClosingPool(namedPool("hourglass-grpc-", config.grpc().executorThreads()))).pool();
         PemTls clientTls = security.clientTls() == null ? null : stack.push("client TLS", new PemTls("client port",
                 security.clientTls().certFile(), security.clientTls().keyFile(), security.clientCaFile(),
                 security.clientTls().reloadEvery(), false));

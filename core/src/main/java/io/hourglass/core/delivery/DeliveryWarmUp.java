@@ -73,10 +73,8 @@ public final class DeliveryWarmUp {
     }
 
     private static void delete(Path dir) {
-        try (java.util.stream.Stream<Path> paths = java.nio.file.Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.deleteIfExists(p);
-            }
+        try {
+            EventStore.delete(dir);
         } catch (java.io.IOException | RuntimeException e) {
             LOG.warn("could not delete the delivery warm-up's directory {}: {}", dir, e.toString());
         }

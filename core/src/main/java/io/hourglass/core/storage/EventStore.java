@@ -72,6 +72,11 @@ public final class EventStore implements AutoCloseable {
         }
     }
 
+    /** Deletes a closed store's directory (nothing when it does not exist). */
+    public static void delete(Path dir) throws IOException {
+        Db.deleteRecursively(dir);
+    }
+
     /** Opens (creating if needed) the store in {@code dir}. */
     public static EventStore open(Path dir) {
         try {

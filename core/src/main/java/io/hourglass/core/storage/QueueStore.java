@@ -98,8 +98,10 @@ final class QueueStore {
             return inside;
         }
         long start = minute * DueCounts.MINUTE_MS;
-        long outside = countKeys(start, fromMs - 1, EXACT_MINUTE_LIMIT)
-                + countKeys(toMs + 1, start + DueCounts.MINUTE_MS - 1, EXACT_MINUTE_LIMIT);
+        long outside = countKeys(start, fromMs - 1, EXACT_MINUTE_LIMIT);
+        if (outside <= EXACT_MINUTE_LIMIT) { // the second piece only when the first left room under the cap
+            outside += countKeys(toMs + 1, start + DueCounts.MINUTE_MS - 1, EXACT_MINUTE_LIMIT - outside);
+        }
         if (outside <= EXACT_MINUTE_LIMIT) {
             return Math.max(inside, inMinute - outside);
         }

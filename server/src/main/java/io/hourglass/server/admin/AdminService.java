@@ -52,6 +52,7 @@ import io.hourglass.core.proto.DeleteGroupCmd;
 import io.hourglass.core.proto.PurgeTopicCmd;
 import io.hourglass.core.storage.EventStore;
 import io.hourglass.raft.RaftNode;
+import io.hourglass.server.admin.LeaderCalls.RaftCall;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -87,16 +88,21 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
     private final List<TopicInspector> inspectors;
     private final ClusterInspector cluster;
     private final java.time.Clock clock;
+    private final LeaderCalls leaderCalls;
 
     /**
      * @param raft the metadata replica ({@link io.hourglass.raft.RaftHost#metadata()}): membership and the peer
      *             registry go through it; leadership transfers, snapshots and the cluster's leader are shard 0's
      * @param published messages this node took in through Publish (reported in its status)
+     * @param timer      where a call that finds no leader waits for one
+     * @param calls      the client port's call pool, where such a call runs again
      */
     public AdminService(RaftNode raft, Shards shards, PublishValidator validator, java.time.Clock clock,
                         String selfAddress, io.hourglass.client.ChannelFactory peers,
-                        java.util.function.LongSupplier published) {
+                        java.util.function.LongSupplier published, java.util.concurrent.ScheduledExecutorService timer,
+                        java.util.concurrent.Executor calls) {
         this.raft = raft;
+        this.leaderCalls = new LeaderCalls(timer, calls, ELECTION_WAIT);
         this.shards = shards;
         this.validator = validator;
         this.clock = clock;
@@ -436,27 +442,10 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         return shards.of(topic).raft();
     }
 
-    /**
-     * Runs here when this node leads shard {@code raft}, else forwards the same call to its leader.
-     * While no leader is known (an election, or this node elected and still applying: ~100 ms), it
-     * asks again every 20 ms for up to {@link #ELECTION_WAIT} before refusing.
-     */
+    /** Runs here when this node leads shard {@code raft}, else forwards the same call to its leader. */
     private <T> void leader(StreamObserver<T> out, RaftNode raft, Function<AdminGrpc.AdminBlockingStub, T> forward,
                             RaftCall<T> local) {
-        String leader = raft.leaderHint();
-        for (long giveUp = System.nanoTime() + ELECTION_WAIT.toNanos(); leader == null && !raft.isLeader()
-                && System.nanoTime() < giveUp; leader = raft.leaderHint()) {
-            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
-        if (raft.isLeader()) {
-            answer(out, local);
-            return;
-        }
-        if (leader == null) {
-            throw new UnavailableException("no leader right now: the cluster may have no quorum", null);
-        }
-        String to = leader;
-        answer(out, () -> forward.apply(stub(to)));
+        leaderCalls.run(out, raft, to -> () -> forward.apply(stub(to)), local);
     }
 
     /** A channel to another node's client port (with this node's peer credentials), kept for reuse. */
@@ -469,25 +458,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 .withDeadlineAfter(FORWARD_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /**
-     * Answers with what {@code call} returns. What it throws escapes to the interceptor that maps it;
-     * Raft's checked IOException (a local fault, not the request's) escapes unchecked, as INTERNAL.
-     */
     private static <T> void answer(StreamObserver<T> out, RaftCall<T> call) {
-        T reply;
-        try {
-            reply = call.call();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        out.onNext(reply);
-        out.onCompleted();
-    }
-
-    /** A call that may meet Raft's checked {@link IOException}. */
-    @FunctionalInterface
-    private interface RaftCall<T> {
-        T call() throws IOException;
+        LeaderCalls.answer(out, call);
     }
 
     @Override
