@@ -207,8 +207,10 @@ final class Membership {
      * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
      * or fails after {@code timeout}.
      */
-    void transferLeadership(String peerId, Duration timeout) throws IOException {
+    void transferLeadership(String peerId, Duration timeout, java.util.function.Supplier<RaftNode.Status> status)
+            throws IOException {
         long start = System.nanoTime();
+        awaitCaughtUp(peerId, timeout, status);
         finishBeforeTransfer(peerId);
         long finished = System.nanoTime();
         // One attempt, never retried by the client: while a transfer is pending the leader refuses
@@ -227,6 +229,41 @@ final class Membership {
             LOG.info("{}: leadership transferred to {} in {} ms (finishing first {} ms, holding proposals {} ms, "
                     + "Ratis' transfer {} ms)", nodeId, peerId, (end - start) / 1_000_000, (finished - start) / 1_000_000,
                     (held - finished) / 1_000_000, (end - held) / 1_000_000);
+        }
+    }
+
+    /** How recently a transferee must have answered the leader to count as caught up. */
+    static final long CAUGHT_UP_CONTACT_MS = 1_000;
+
+    /**
+     * Waits, writes going on, until {@code peerId} has answered within {@link #CAUGHT_UP_CONTACT_MS}
+     * and matches all but {@link GroupView#READY_MAX_LAG} of the committed entries, asking every 20 ms
+     * for at most {@code timeout}. From the moment Ratis starts a transfer the leader refuses every
+     * write until the transferee leads, so a transferee still catching up (a checkpoint to install
+     * after a partition, a restart) stopped writes for as long as that took: 5 s twice in one chaos
+     * run, up to the transfer's timeout. Fails, having stopped nothing, when it does not catch up.
+     */
+    private void awaitCaughtUp(String peerId, Duration timeout, java.util.function.Supplier<RaftNode.Status> status)
+            throws IOException {
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            RaftNode.Status s = status.get();
+            Long match = s.followerMatchIndex().get(peerId);
+            Long contact = s.followerLastContactMs().get(peerId);
+            if (match == null || contact == null) {
+                return; // not a follower this leader tracks (or not the leader): Ratis answers for itself
+            }
+            boolean fresh = contact < CAUGHT_UP_CONTACT_MS;
+            if (fresh && match >= s.commitIndex() - GroupView.READY_MAX_LAG) {
+                return;
+            }
+            if (System.nanoTime() >= giveUpAt) {
+                throw new IOException("leadership transfer to " + peerId + " failed: " + (fresh
+                        ? peerId + " is " + (s.commitIndex() - match) + " committed entries behind"
+                        : peerId + " has not answered the leader for " + contact + " ms")
+                        + " after " + timeout.toMillis() + " ms, and writes were not stopped for it; try again once it has caught up");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
     }
 

@@ -353,11 +353,11 @@ public final class RaftNode implements Replicator, AutoCloseable {
     }
 
     /**
-     * Asks the group to make {@code peerId} the leader (Ratis' own transfer); returns when it leads
-     * or fails after {@code timeout}.
+     * Asks the group to make {@code peerId} the leader (Ratis' own transfer) once it has caught up,
+     * writes going on until then (each wait at most {@code timeout}); returns when it leads, or fails.
      */
     public void transferLeadership(String peerId, Duration timeout) throws IOException {
-        membership.transferLeadership(peerId, timeout);
+        membership.transferLeadership(peerId, timeout, this::status);
     }
 
     /**

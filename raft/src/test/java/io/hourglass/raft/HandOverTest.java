@@ -85,6 +85,41 @@ class HandOverTest {
     }
 
     /**
+     * A transfer to a node that has not caught up waits for it with writes going on, and fails
+     * having stopped none when it does not catch up: a transfer Ratis had started refused every write
+     * until its timeout (5 s twice in a chaos run, to a node installing a checkpoint).
+     */
+    @Test
+    void writesGoOnWhileATransferWaitsForItsTargetToCatchUp() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            TestGroup.put(leader, "before").get(10, java.util.concurrent.TimeUnit.SECONDS);
+            String down = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
+                    .orElseThrow().getKey();
+            group.close(down);
+            Duration wait = Duration.ofSeconds(4);
+            java.util.concurrent.CompletableFuture<Void> transfer = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                try {
+                    leader.transferLeadership(down, wait);
+                } catch (java.io.IOException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            long until = System.nanoTime() + wait.toNanos() - Duration.ofMillis(500).toNanos();
+            int committed = 0;
+            while (System.nanoTime() < until) { // each within 2 s, the whole time the transfer waits
+                TestGroup.put(leader, "during-" + committed++).get(2, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            java.util.concurrent.ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> transfer.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(failed.getCause().getMessage())
+                    .contains("writes were not stopped"), failed.getCause().toString());
+            org.junit.jupiter.api.Assertions.assertTrue(leader.isLeader());
+            TestGroup.put(leader, "after").get(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
      * A transfer to a node that is down fails after its one attempt (its timeout), and the leader
      * takes writes again at once. The client's retry policy used to resend the transfer up to a hundred times,
      * each pending for the timeout with every write refused: minutes without a commit.
