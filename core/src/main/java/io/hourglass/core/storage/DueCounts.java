@@ -21,9 +21,19 @@ import org.rocksdb.Snapshot;
  */
 final class DueCounts {
     static final long MINUTE_MS = 60_000;
+    static final long HOUR_MS = 3_600_000;
+
+    /** One counter's place: a topic (by hash) and a minute of due time. */
+    record Cell(long topicHash, long minute) {
+    }
 
     /** Messages per minute of due time (minute = due / {@link #MINUTE_MS}); guarded by this. */
     private final TreeMap<Long, Long> perMinute = new TreeMap<>();
+    /**
+     * Messages per topic (by hash) and hour of due time, for a topic's figures: hours, not minutes, so
+     * that a topic with messages spread over a month keeps 720 counters, not 43 200; guarded by this.
+     */
+    private final Map<Long, TreeMap<Long, Long>> perTopicHour = new HashMap<>();
     /** Commits hand their changes over from the build's mark on; guarded by this. */
     private boolean recording;
     private final Object building = new Object();
@@ -34,17 +44,26 @@ final class DueCounts {
         return Math.floorDiv(dueAtMs, MINUTE_MS);
     }
 
-    /** Adds one batch's changes (minute to messages added, negative for removed); the caller holds this monitor. */
-    void committed(Map<Long, Long> changes) {
+    /** Adds one batch's changes (messages added, negative for removed); the caller holds this monitor. */
+    void committed(Map<Cell, Long> changes) {
         if (recording) {
             changes.forEach(this::add);
         }
     }
 
-    private void add(long minute, long delta) {
-        Long now = perMinute.merge(minute, delta, Long::sum);
+    private void add(Cell cell, long delta) {
+        Long now = perMinute.merge(cell.minute(), delta, Long::sum);
         if (now != null && now == 0) {
-            perMinute.remove(minute);
+            perMinute.remove(cell.minute());
+        }
+        TreeMap<Long, Long> hours = perTopicHour.computeIfAbsent(cell.topicHash(), h -> new TreeMap<>());
+        long hour = Math.floorDiv(cell.minute(), HOUR_MS / MINUTE_MS);
+        Long inHour = hours.merge(hour, delta, Long::sum);
+        if (inHour != null && inHour == 0) {
+            hours.remove(hour);
+            if (hours.isEmpty()) {
+                perTopicHour.remove(cell.topicHash());
+            }
         }
     }
 
@@ -55,6 +74,7 @@ final class DueCounts {
     void reset() {
         synchronized (this) {
             perMinute.clear();
+            perTopicHour.clear();
             recording = false;
         }
         built = false;
@@ -74,6 +94,57 @@ final class DueCounts {
         }
     }
 
+    /** Messages of topic {@code topicHash} due in hours {@code [fromHour, toHour)} (hour = due / {@link #HOUR_MS}). */
+    long topicHours(EventStore store, long topicHash, long fromHour, long toHour) {
+        if (!built) {
+            build(store);
+        }
+        synchronized (this) {
+            TreeMap<Long, Long> hours = perTopicHour.get(topicHash);
+            long sum = 0;
+            if (hours != null && fromHour < toHour) {
+                for (long n : hours.subMap(fromHour, toHour).values()) {
+                    sum += n;
+                }
+            }
+            return sum;
+        }
+    }
+
+    /**
+     * The part of a bucket's {@code inBucket} messages due in {@code [fromMs, toMs]}, both inside the
+     * bucket that starts at {@code bucketStart}. The part is read from the keys up to {@code limit};
+     * past that, the rest of the bucket is (the part is the bucket's count minus it: a batch published
+     * with one delay fills a few seconds of a bucket, so one side is small). Only when both sides hold
+     * more is it estimated pro rata, within what the two reads proved.
+     */
+    static long partOfBucket(long bucketStart, long bucketMs, long inBucket, long fromMs, long toMs, long limit,
+                             KeyCounter keys) {
+        long span = toMs - fromMs + 1;
+        if (inBucket == 0 || span == bucketMs) {
+            return inBucket;
+        }
+        long inside = keys.count(fromMs, toMs, limit);
+        if (inside <= limit) {
+            return inside;
+        }
+        long outside = keys.count(bucketStart, fromMs - 1, limit);
+        if (outside <= limit) { // the second piece only when the first left room under the cap
+            outside += keys.count(toMs + 1, bucketStart + bucketMs - 1, limit - outside);
+        }
+        if (outside <= limit) {
+            return Math.max(inside, inBucket - outside);
+        }
+        long estimate = inBucket * span / bucketMs;
+        return Math.max(limit + 1, Math.min(estimate, inBucket - limit - 1));
+    }
+
+    /** Counts the keys due in {@code [fromMs, toMs]}, stopping past {@code cap} (and answering more than it). */
+    @FunctionalInterface
+    interface KeyCounter {
+        long count(long fromMs, long toMs, long cap);
+    }
+
     /** One pass over the keys of {@code events} (no value read), from a snapshot that marks where commits take over. */
     private void build(EventStore store) {
         synchronized (building) {
@@ -86,11 +157,12 @@ final class DueCounts {
                     mark = d.rocks.getSnapshot();
                     recording = true;
                 }
-                Map<Long, Long> counted = new HashMap<>();
+                Map<Cell, Long> counted = new HashMap<>();
                 try (ReadOptions ro = new ReadOptions().setSnapshot(mark);
                      RocksIterator it = d.rocks.newIterator(d.events, ro)) {
                     for (it.seekToFirst(); it.isValid(); it.next()) {
-                        counted.merge(minute(java.nio.ByteBuffer.wrap(it.key(), 8, 8).getLong()), 1L, Long::sum);
+                        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(it.key());
+                        counted.merge(new Cell(key.getLong(0), minute(key.getLong(8))), 1L, Long::sum);
                     }
                 } finally {
                     d.rocks.releaseSnapshot(mark);

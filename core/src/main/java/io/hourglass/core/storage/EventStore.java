@@ -46,12 +46,10 @@ public final class EventStore implements AutoCloseable {
     private final TopicRegistry registry = new TopicRegistry();
     private final DueCounts dueCounts = new DueCounts();
     private final QueueStore queue = new QueueStore(this, dueCounts);
+    private final TopicFigures figures = new TopicFigures(this, dueCounts);
     private final ProducerIds producerIds = new ProducerIds(this);
     private volatile TermIndex applied;
-    /**
-     * The state machine's clock: the highest leader stamp applied (ms, 0 before any). A leader stamps
-     * no entry below it, so replicated time never goes backwards across leaders whose clocks differ.
-     */
+    /** The state machine's clock: the highest stamp applied (ms; 0 before any); no leader stamps below it. */
     private volatile long clockMs;
     private final List<Runnable> restoreListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -277,6 +275,10 @@ public final class EventStore implements AutoCloseable {
         queue.scanAll(visitor);
     }
 
+    /** A topic's figures for operators, from counters and key indexes (see {@link TopicFigures}). */
+    public TopicFigures topicFigures() {
+        return figures;
+    }
     /** Visits every stored message of one topic (due or not), in key order. */
     public void scanTopic(String topic, ScanVisitor visitor) {
         queue.scanTopic(topic, visitor);

@@ -88,25 +88,8 @@ final class QueueStore {
      */
     private long partOfMinute(long fromMs, long toMs) {
         long minute = DueCounts.minute(fromMs);
-        long inMinute = dueCounts.minutes(store, minute, minute + 1);
-        long span = toMs - fromMs + 1;
-        if (inMinute == 0 || span == DueCounts.MINUTE_MS) {
-            return inMinute;
-        }
-        long inside = countKeys(fromMs, toMs, EXACT_MINUTE_LIMIT);
-        if (inside <= EXACT_MINUTE_LIMIT) {
-            return inside;
-        }
-        long start = minute * DueCounts.MINUTE_MS;
-        long outside = countKeys(start, fromMs - 1, EXACT_MINUTE_LIMIT);
-        if (outside <= EXACT_MINUTE_LIMIT) { // the second piece only when the first left room under the cap
-            outside += countKeys(toMs + 1, start + DueCounts.MINUTE_MS - 1, EXACT_MINUTE_LIMIT - outside);
-        }
-        if (outside <= EXACT_MINUTE_LIMIT) {
-            return Math.max(inside, inMinute - outside);
-        }
-        long estimate = inMinute * span / DueCounts.MINUTE_MS;
-        return Math.max(EXACT_MINUTE_LIMIT + 1, Math.min(estimate, inMinute - EXACT_MINUTE_LIMIT - 1));
+        return DueCounts.partOfBucket(minute * DueCounts.MINUTE_MS, DueCounts.MINUTE_MS,
+                dueCounts.minutes(store, minute, minute + 1), fromMs, toMs, EXACT_MINUTE_LIMIT, this::countKeys);
     }
 
     /**

@@ -28,7 +28,7 @@ public final class StoreBatch implements AutoCloseable {
      */
     private final Set<ByteBuffer> groupKeysPut = new HashSet<>();
     /** Messages added (removed: negative) per minute of due time, for {@link DueCounts}. */
-    private final Map<Long, Long> dueChanges = new HashMap<>();
+    private final Map<DueCounts.Cell, Long> dueChanges = new HashMap<>();
     /** The messages this batch removed: a second removal of one changes no count. */
     private final Set<EventKey> removed = new HashSet<>();
 
@@ -76,7 +76,7 @@ public final class StoreBatch implements AutoCloseable {
 
     public void putMessage(EventKey key, StoredMessage message) {
         put(db.events, key.toBytes(), message.toByteArray());
-        dueChanges.merge(DueCounts.minute(key.dueAtMs()), 1L, Long::sum);
+        dueChanges.merge(new DueCounts.Cell(key.topicHash(), DueCounts.minute(key.dueAtMs())), 1L, Long::sum);
         if (message.getExpiresAtMs() > 0) {
             put(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
         }
@@ -98,7 +98,7 @@ public final class StoreBatch implements AutoCloseable {
         byte[] k = key.toBytes();
         delete(db.events, k);
         if (removed.add(key)) {
-            dueChanges.merge(DueCounts.minute(key.dueAtMs()), -1L, Long::sum);
+            dueChanges.merge(new DueCounts.Cell(key.topicHash(), DueCounts.minute(key.dueAtMs())), -1L, Long::sum);
         }
         if (message.getExpiresAtMs() > 0) {
             delete(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key));
@@ -218,7 +218,7 @@ public final class StoreBatch implements AutoCloseable {
         return batch;
     }
 
-    Map<Long, Long> dueChanges() {
+    Map<DueCounts.Cell, Long> dueChanges() {
         return dueChanges;
     }
 

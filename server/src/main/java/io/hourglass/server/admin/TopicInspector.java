@@ -43,12 +43,7 @@ final class TopicInspector {
     Set<String> names(String prefix) {
         Set<String> topics = new TreeSet<>();
         store.topicRegistry().keySet().stream().filter(t -> t.startsWith(prefix)).forEach(topics::add);
-        store.scanAll((k, m) -> {
-            if (m.getTopic().startsWith(prefix)) {
-                topics.add(m.getTopic());
-            }
-            return true;
-        });
+        store.topicFigures().names(prefix, topics::add);
         return topics;
     }
 
@@ -64,44 +59,28 @@ final class TopicInspector {
         return any[0];
     }
 
+    /**
+     * The topic's figures, from counters and key indexes ({@link io.hourglass.core.storage.TopicFigures}):
+     * O(hours holding its messages + its receipts + messages expiring soon), not O(its messages).
+     */
     TopicInfo stats(String topic) {
         long now = clock.millis();
         Set<String> groups = new TreeSet<>(store.durableGroups(topic));
-        long[] pending = {0};
-        long[] due = {0};
-        long[] oldestDue = {Long.MAX_VALUE};
-        long[] expiring = {0};
-        long[] within = {0, 0, 0}; // a minute, an hour, a day
+        var figures = store.topicFigures();
+        var due = figures.due(topic, now, WITHIN_MS);
         Map<String, Long> perGroup = new TreeMap<>();
-        groups.forEach(g -> perGroup.put(g, 0L));
-        store.scanTopic(topic, (key, m) -> {
-            pending[0]++;
-            if (m.getDueAtMs() <= now) {
-                due[0]++;
-                oldestDue[0] = Math.min(oldestDue[0], m.getDueAtMs());
-            }
-            long ahead = m.getDueAtMs() - now;
-            for (int w = 0; w < WITHIN_MS.length; w++) {
-                if (ahead <= WITHIN_MS[w]) {
-                    within[w]++;
-                }
-            }
-            if (m.getExpiresAtMs() > 0 && m.getExpiresAtMs() <= now + EXPIRING_SOON_MS) {
-                expiring[0]++;
-            }
-            for (String g : groups) {
-                if (!store.hasReceipt(key, g)) {
-                    perGroup.merge(g, 1L, Long::sum);
-                }
-            }
-            return true;
-        });
-        return TopicInfo.newBuilder().setTopic(topic).setPending(pending[0]).setDueNow(due[0])
-                .setScheduled(pending[0] - due[0]).setInFlight(engine.inFlightCount(topic)).addAllGroups(groups)
+        if (!groups.isEmpty()) {
+            Map<String, Long> receipts = figures.receipts(topic);
+            groups.forEach(g -> perGroup.put(g, Math.max(0, due.pending() - receipts.getOrDefault(g, 0L))));
+        }
+        return TopicInfo.newBuilder().setTopic(topic).setPending(due.pending()).setDueNow(due.dueNow())
+                .setScheduled(due.pending() - due.dueNow()).setInFlight(engine.inFlightCount(topic)).addAllGroups(groups)
                 .setConsumers(consumers(topic))
-                .setOldestDueLatenessMs(oldestDue[0] == Long.MAX_VALUE ? 0 : now - oldestDue[0])
-                .setExpiringSoon(expiring[0]).putAllPendingPerGroup(perGroup)
-                .setDueWithin1M(within[0]).setDueWithin1H(within[1]).setDueWithin1D(within[2]).build();
+                .setOldestDueLatenessMs(due.dueNow() == 0 ? 0 : Math.max(0, now - due.firstDueAtMs()))
+                .setExpiringSoon(due.pending() == 0 ? 0 : figures.expiringBy(topic, now + EXPIRING_SOON_MS))
+                .putAllPendingPerGroup(perGroup)
+                .setDueWithin1M(due.dueWithin()[0]).setDueWithin1H(due.dueWithin()[1]).setDueWithin1D(due.dueWithin()[2])
+                .build();
     }
 
     List<GroupInfo> groups(String topic) {
@@ -114,14 +93,17 @@ final class TopicInspector {
         }
         Map<String, long[]> byDeliveries = new HashMap<>();
         t.getGroupsList().forEach(g -> byDeliveries.put(g, new long[DELIVERY_BUCKETS]));
-        store.scanTopic(topic, (key, m) -> {
-            byDeliveries.forEach((g, counts) -> {
-                if (!store.hasReceipt(key, g)) {
-                    counts[Math.min(DELIVERY_BUCKETS - 1, store.deliveryCount(key, g))]++;
-                }
-            });
+        // Only delivered messages have a count stored: read those, and the rest of the group's pending
+        // were never delivered. O(stored counts of the topic), not O(its messages).
+        store.topicFigures().deliveryCounts(topic, (key, g, n) -> {
+            long[] counts = byDeliveries.get(g);
+            if (counts != null && n > 0 && !store.hasReceipt(key, g)) {
+                counts[Math.min(DELIVERY_BUCKETS - 1, n)]++;
+            }
             return true;
         });
+        byDeliveries.forEach((g, counts) -> counts[0] = Math.max(0,
+                t.getPendingPerGroupOrDefault(g, 0) - Arrays.stream(counts).sum()));
         List<GroupInfo> out = new ArrayList<>();
         for (String g : t.getGroupsList()) {
             GroupInfo.Builder info = GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))

@@ -114,6 +114,44 @@ class AdminServiceTest {
         assertEquals(Status.Code.NOT_FOUND, code(() -> admin().topicStats(TopicStatsRequest.newBuilder().setTopic("adm-t").build())));
     }
 
+    /**
+     * The figures of `topic stats` and `topic groups` (read from counters and key indexes, not from
+     * every message): two durable groups, one of which acknowledged what was due, messages due now, in
+     * a minute, in two hours, and with a TTL.
+     */
+    @Test
+    void topicFiguresCountDueScheduledExpiringAndPerGroup() {
+        String topic = "adm-f";
+        try (Subscription slow = client.subscribe(topic, "slow", (m, ctx) -> { })) { // durable; acknowledges nothing
+            await().atMost(Duration.ofSeconds(30)).until(slow::isSubscribed);
+        }
+        List<Message> batch = new java.util.ArrayList<>();
+        IntStream.range(0, 10).forEach(i -> batch.add(Message.of(topic, "now" + i)));
+        batch.add(Message.builder(topic).payload("ttl").ttl(Duration.ofSeconds(30)).build());
+        IntStream.range(0, 3).forEach(i -> batch.add(Message.builder(topic).payload("soon").delay(Duration.ofSeconds(50)).build()));
+        IntStream.range(0, 2).forEach(i -> batch.add(Message.builder(topic).payload("later").delay(Duration.ofHours(2)).build()));
+        client.publishBatch(batch);
+        AtomicInteger acked = new AtomicInteger();
+        try (Subscription s = client.subscribe(topic, "fast", (m, ctx) -> ctx.ackConfirmed().thenRun(acked::incrementAndGet))) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> acked.get() == 11);
+            var stats = admin().topicStats(TopicStatsRequest.newBuilder().setTopic(topic).build());
+            assertEquals(16, stats.getPending(), "nothing is gone while slow has acknowledged nothing");
+            assertEquals(11, stats.getDueNow());
+            assertEquals(5, stats.getScheduled());
+            assertEquals(14, stats.getDueWithin1M(), "due now and in 50 s");
+            assertEquals(14, stats.getDueWithin1H());
+            assertEquals(16, stats.getDueWithin1D());
+            assertEquals(1, stats.getExpiringSoon());
+            assertTrue(stats.getOldestDueLatenessMs() >= 0 && stats.getOldestDueLatenessMs() < 60_000, stats.toString());
+            assertEquals(Map.of("fast", 5L, "slow", 16L), stats.getPendingPerGroupMap());
+            var groups = admin().listGroups(ListGroupsRequest.newBuilder().setTopic(topic).build()).getGroupsList();
+            assertEquals(List.of("fast", "slow"), groups.stream().map(g -> g.getGroup()).toList());
+            assertEquals(List.of(5L, 0L, 0L, 0L, 0L), groups.get(0).getPendingByDeliveriesList(), "none delivered yet");
+            assertEquals(List.of(16L, 0L, 0L, 0L, 0L), groups.get(1).getPendingByDeliveriesList());
+        }
+        admin().purgeTopic(PurgeTopicRequest.newBuilder().setTopic(topic).build());
+    }
+
     @Test
     void clearErrorsForUnknownTopicsGroupsAndNodes() {
         assertEquals(Status.Code.NOT_FOUND, code(() -> admin().topicStats(TopicStatsRequest.newBuilder().setTopic("nope").build())));
