@@ -70,6 +70,16 @@ public final class TopicFigures {
         return new Due(pending, dueNow, first[0], within);
     }
 
+    /** The due times of the topic's messages due in {@code [fromMs, untilMs)}, in order: one seek, then those keys only. */
+    public void dueTimes(String topic, long fromMs, long untilMs, java.util.function.LongPredicate visitor) {
+        long hash = EventKey.topicHash(topic);
+        byte[] start = ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array();
+        store.scan(d -> d.events, start, end(hash), (k, v) -> {
+            long due = ByteBuffer.wrap(k, 8, 8).getLong();
+            return due < untilMs && visitor.test(due);
+        });
+    }
+
     /** Messages of topic {@code hash} due in {@code [fromMs, toMs]}, both in one hour. */
     private long part(long hash, long fromMs, long toMs) {
         if (fromMs > toMs) {

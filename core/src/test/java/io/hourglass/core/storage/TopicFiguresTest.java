@@ -98,6 +98,12 @@ class TopicFiguresTest {
             long now = T0 + random.nextInt((int) (8 * HOUR)) - 4 * HOUR;
             for (String topic : List.of("t0", "t1", "t2", "t3")) {
                 assertArrayEquals(byReading(store, topic, now), fromFigures(store, topic, now), topic + " at " + now);
+                long until = now + random.nextInt((int) HOUR);
+                List<Long> read = new ArrayList<>();
+                store.scanTopic(topic, (k, m) -> (m.getDueAtMs() < now || m.getDueAtMs() >= until || read.add(m.getDueAtMs())));
+                List<Long> window = new ArrayList<>();
+                store.topicFigures().dueTimes(topic, now, until, window::add);
+                assertEquals(read, window, "due times in a window");
             }
         }
     }

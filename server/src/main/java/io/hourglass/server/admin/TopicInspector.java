@@ -118,23 +118,23 @@ final class TopicInspector {
 
     /**
      * Counts of {@code topic}'s stored messages per bucket of {@code bucketMs} in
-     * [{@code fromMs}, {@code untilMs}), with those before and after the window: one pass over the
-     * topic's keys in the time index, O(its stored messages), no message decoded.
+     * [{@code fromMs}, {@code untilMs}), with those before and after the window: the keys inside the
+     * window are read (O(its messages in the window), no message decoded), those before it counted
+     * like the topic's due figures ({@link io.hourglass.core.storage.TopicFigures#due}), those after
+     * it are the rest.
      */
     io.hourglass.api.v1.TopicScheduleResponse schedule(String topic, long fromMs, long untilMs, long bucketMs) {
         int n = (int) ((untilMs - fromMs + bucketMs - 1) / bucketMs);
         long[] counts = new long[n];
-        long[] outside = {0, 0};
-        store.scanDueTimes(topic, due -> {
-            if (due < fromMs) {
-                outside[0]++;
-            } else if (due >= untilMs) {
-                outside[1]++;
-            } else {
-                counts[(int) ((due - fromMs) / bucketMs)]++;
-            }
+        long[] inside = {0};
+        var figures = store.topicFigures();
+        figures.dueTimes(topic, fromMs, untilMs, due -> {
+            counts[(int) ((due - fromMs) / bucketMs)]++;
+            inside[0]++;
             return true;
         });
+        var before = figures.due(topic, fromMs - 1);
+        long[] outside = {before.dueNow(), Math.max(0, before.pending() - before.dueNow() - inside[0])};
         var response = io.hourglass.api.v1.TopicScheduleResponse.newBuilder().setBefore(outside[0]).setAfter(outside[1]);
         for (int i = 0; i < n; i++) {
             long from = fromMs + i * bucketMs;
