@@ -153,13 +153,6 @@ public final class EventStore implements AutoCloseable {
         return queue.keyed(topic, key);
     }
 
-    /**
-     * The due times of a topic's stored messages in due order, read from the time index's keys alone;
-     * a topic whose name shares the hash is counted too (the values, which name it, are not read).
-     */
-    public void scanDueTimes(String topic, java.util.function.LongPredicate visitor) {
-        queue.scanDueTimes(topic, visitor);
-    }
 
     /** Messages due after {@code nowMs} within each horizon (ascending), over all topics; see QueueStore. */
     public long[] countDueWithin(long nowMs, long... horizonsMs) {

@@ -40,13 +40,6 @@ final class QueueStore {
         return message(eventKey).filter(m -> m.getTopic().equals(topic) && m.getKey().equals(key)).map(m -> eventKey);
     }
 
-    /** The due times of a topic's stored messages in key order, from the keys alone (no value parsed). */
-    void scanDueTimes(String topic, java.util.function.LongPredicate visitor) {
-        long hash = EventKey.topicHash(topic);
-        byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
-        store.scan(d -> d.events, EventKey.scanStart(hash), end, (k, v) -> visitor.test(ByteBuffer.wrap(k, 8, 8).getLong()));
-    }
-
     /**
      * How many stored messages fall due after {@code nowMs} and no later than {@code nowMs + horizon}
      * for each horizon, over all topics. The whole minutes inside a window come from {@link DueCounts};

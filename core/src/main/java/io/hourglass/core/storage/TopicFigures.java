@@ -47,7 +47,7 @@ public final class TopicFigures {
             return new Due(0, 0, 0, within);
         }
         long[] first = {0};
-        store.scan(d -> d.events, EventKey.scanStart(hash), end(hash), (k, v) -> {
+        keys(d -> d.events, EventKey.scanStart(hash), end(hash), k -> {
             first[0] = ByteBuffer.wrap(k, 8, 8).getLong();
             return false;
         });
@@ -74,7 +74,7 @@ public final class TopicFigures {
     public void dueTimes(String topic, long fromMs, long untilMs, java.util.function.LongPredicate visitor) {
         long hash = EventKey.topicHash(topic);
         byte[] start = ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array();
-        store.scan(d -> d.events, start, end(hash), (k, v) -> {
+        keys(d -> d.events, start, end(hash), k -> {
             long due = ByteBuffer.wrap(k, 8, 8).getLong();
             return due < untilMs && visitor.test(due);
         });
@@ -98,7 +98,7 @@ public final class TopicFigures {
         }
         long[] n = {0};
         byte[] start = ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array();
-        store.scan(d -> d.events, start, end(hash), (k, v) -> {
+        keys(d -> d.events, start, end(hash), k -> {
             if (ByteBuffer.wrap(k, 8, 8).getLong() > toMs) {
                 return false;
             }
@@ -112,7 +112,7 @@ public final class TopicFigures {
         long hash = EventKey.topicHash(topic);
         long[] n = {0};
         byte[] end = ByteBuffer.allocate(8).putLong(untilMs + 1).array();
-        store.scan(d -> d.expiry, new byte[0], end, (k, v) -> {
+        keys(d -> d.expiry, new byte[0], end, k -> {
             if (ByteBuffer.wrap(k, 8, 8).getLong() == hash) {
                 n[0]++;
             }
@@ -125,7 +125,7 @@ public final class TopicFigures {
     public Map<String, Long> receipts(String topic) {
         Map<String, Long> counts = new TreeMap<>();
         long hash = EventKey.topicHash(topic);
-        store.scan(d -> d.receipts, EventKey.scanStart(hash), end(hash), (k, v) -> {
+        keys(d -> d.receipts, EventKey.scanStart(hash), end(hash), k -> {
             counts.merge(new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, StandardCharsets.UTF_8), 1L, Long::sum);
             return true;
         });
@@ -163,6 +163,34 @@ public final class TopicFigures {
                     it.seek(EventKey.scanStart(hash + 1));
                 }
                 it.status();
+                return null;
+            } catch (RocksDBException e) {
+                throw new StorageException("scan failed: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    /**
+     * Visits the keys of a column family in {@code [start, end)} (null: to its end) from one snapshot,
+     * never reading a value: a message body may sit in a blob file, and reading each one made a scan of
+     * a million keys take 6 s instead of well under one.
+     */
+    private void keys(java.util.function.Function<Db, org.rocksdb.ColumnFamilyHandle> family, byte[] start, byte[] end,
+                      java.util.function.Predicate<byte[]> visitor) {
+        store.read((d, snapshot) -> {
+            try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
+                 org.rocksdb.Slice upper = end == null ? null : new org.rocksdb.Slice(end)) {
+                if (upper != null) {
+                    ro.setIterateUpperBound(upper);
+                }
+                try (RocksIterator it = d.rocks.newIterator(family.apply(d), ro)) {
+                    for (it.seek(start); it.isValid(); it.next()) {
+                        if (!visitor.test(it.key())) {
+                            break;
+                        }
+                    }
+                    it.status();
+                }
                 return null;
             } catch (RocksDBException e) {
                 throw new StorageException("scan failed: " + e.getMessage(), e);

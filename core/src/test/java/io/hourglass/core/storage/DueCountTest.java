@@ -176,7 +176,7 @@ class DueCountTest {
             put(applier, 1, "a", 5_000, 1_000);
             put(applier, 2, "b", 2_000);
             List<Long> due = new ArrayList<>();
-            store.scanDueTimes("a", due::add);
+            store.topicFigures().dueTimes("a", 0, Long.MAX_VALUE, due::add);
             assertEquals(List.of(STAMP + 1_000, STAMP + 5_000), due);
         }
     }
