@@ -236,6 +236,16 @@ final class Membership {
     static final long CAUGHT_UP_CONTACT_MS = 1_000;
 
     /**
+     * Whether follower {@code peerId} answered this leader within {@code freshMs} and matches all but
+     * {@link GroupView#READY_MAX_LAG} of the committed entries (false for one this leader does not track).
+     */
+    static boolean caughtUp(RaftNode.Status s, String peerId, long freshMs) {
+        Long match = s.followerMatchIndex().get(peerId);
+        Long contact = s.followerLastContactMs().get(peerId);
+        return match != null && contact != null && contact < freshMs && match >= s.commitIndex() - GroupView.READY_MAX_LAG;
+    }
+
+    /**
      * Waits, writes going on, until {@code peerId} has answered within {@link #CAUGHT_UP_CONTACT_MS}
      * and matches all but {@link GroupView#READY_MAX_LAG} of the committed entries, asking every 20 ms
      * for at most {@code timeout}. From the moment Ratis starts a transfer the leader refuses every
@@ -253,12 +263,11 @@ final class Membership {
             if (match == null || contact == null) {
                 return; // not a follower this leader tracks (or not the leader): Ratis answers for itself
             }
-            boolean fresh = contact < CAUGHT_UP_CONTACT_MS;
-            if (fresh && match >= s.commitIndex() - GroupView.READY_MAX_LAG) {
+            if (caughtUp(s, peerId, CAUGHT_UP_CONTACT_MS)) {
                 return;
             }
             if (System.nanoTime() >= giveUpAt) {
-                throw new IOException("leadership transfer to " + peerId + " failed: " + (fresh
+                throw new IOException("leadership transfer to " + peerId + " failed: " + (contact < CAUGHT_UP_CONTACT_MS
                         ? peerId + " is " + (s.commitIndex() - match) + " committed entries behind"
                         : peerId + " has not answered the leader for " + contact + " ms")
                         + " after " + timeout.toMillis() + " ms, and writes were not stopped for it; try again once it has caught up");

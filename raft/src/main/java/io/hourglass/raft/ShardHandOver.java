@@ -65,11 +65,7 @@ final class ShardHandOver {
      * timeout; returns whether it leads now.
      */
     boolean to(String peerId, String why) {
-        RaftNode.Status s = status.get();
-        Long match = s.followerMatchIndex().get(peerId);
-        Long contact = s.followerLastContactMs().get(peerId);
-        if (match == null || contact == null || match < s.commitIndex() - RaftNode.READY_MAX_LAG
-                || contact >= config.electionTimeoutMin().toMillis()) {
+        if (!Membership.caughtUp(status.get(), peerId, config.electionTimeoutMin().toMillis())) {
             return false;
         }
         try {

@@ -93,10 +93,7 @@ class HandOverTest {
     void writesGoOnWhileATransferWaitsForItsTargetToCatchUp() throws Exception {
         try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
-            TestGroup.put(leader, "before").get(10, java.util.concurrent.TimeUnit.SECONDS);
-            String down = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
-                    .orElseThrow().getKey();
-            group.close(down);
+            String down = stopAFollower(group, leader);
             Duration wait = Duration.ofSeconds(4);
             java.util.concurrent.CompletableFuture<Void> transfer = java.util.concurrent.CompletableFuture.runAsync(() -> {
                 try {
@@ -128,10 +125,7 @@ class HandOverTest {
     void aFailedTransferToANodeThatIsDownLeavesTheLeaderWriting() throws Exception {
         try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS_HAND_OVER).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
-            TestGroup.put(leader, "before").get(10, java.util.concurrent.TimeUnit.SECONDS);
-            String down = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
-                    .orElseThrow().getKey();
-            group.close(down);
+            String down = stopAFollower(group, leader);
             // Longer than raft.requestTimeout (5 s), the client's RPC timeout: the client used to time
             // the call out and send the transfer again, for as long as its retry policy allowed.
             long start = System.nanoTime();
@@ -141,5 +135,14 @@ class HandOverTest {
             org.junit.jupiter.api.Assertions.assertTrue(tookMs < 12_000, "one attempt, not retried: " + tookMs + " ms");
             TestGroup.put(leader, "after").get(5, java.util.concurrent.TimeUnit.SECONDS);
         }
+    }
+
+    /** After one committed write, stops a follower of {@code leader}; returns its id. */
+    private static String stopAFollower(TestGroup group, RaftNode leader) throws Exception {
+        TestGroup.put(leader, "before").get(10, java.util.concurrent.TimeUnit.SECONDS);
+        String down = group.nodes().entrySet().stream().filter(e -> e.getValue() != leader).findFirst()
+                .orElseThrow().getKey();
+        group.close(down);
+        return down;
     }
 }

@@ -20,8 +20,9 @@ import java.util.TreeSet;
 
 /**
  * Read-only figures about topics, computed from the store (replicated) and the delivery engine
- * (leader-local: in flight, consumers). Scans are O(messages of the topic); listing all topics is
- * O(stored messages) — an operator's query, not a hot path.
+ * (leader-local: in flight, consumers). Counts come from the store's counters and key indexes
+ * ({@link io.hourglass.core.storage.TopicFigures}), never from reading a topic's messages; names cost
+ * one message read per topic; a peek reads the page it returns.
  */
 final class TopicInspector {
     private static final long EXPIRING_SOON_MS = 60_000;
