@@ -246,16 +246,17 @@ final class Membership {
     }
 
     /**
-     * Waits, writes going on, until {@code peerId} has answered within {@link #CAUGHT_UP_CONTACT_MS}
-     * and matches all but {@link GroupView#READY_MAX_LAG} of the committed entries, asking every 20 ms
+     * Waits, writes going on, until {@code peerId} has answered since this call began, within
+     * {@link #CAUGHT_UP_CONTACT_MS}, and matches all but {@link GroupView#READY_MAX_LAG} of the committed entries, asking every 20 ms
      * for at most {@code timeout}. From the moment Ratis starts a transfer the leader refuses every
      * write until the transferee leads, so a transferee still catching up (a checkpoint to install
      * after a partition, a restart) stopped writes for as long as that took: 5 s twice in one chaos
      * run, up to the transfer's timeout. Fails, having stopped nothing, when it does not catch up.
      */
-    private void awaitCaughtUp(String peerId, Duration timeout, java.util.function.Supplier<RaftNode.Status> status)
+    static void awaitCaughtUp(String peerId, Duration timeout, java.util.function.Supplier<RaftNode.Status> status)
             throws IOException {
-        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        long start = System.nanoTime();
+        long giveUpAt = start + timeout.toNanos();
         while (true) {
             RaftNode.Status s = status.get();
             Long match = s.followerMatchIndex().get(peerId);
@@ -263,11 +264,15 @@ final class Membership {
             if (match == null || contact == null) {
                 return; // not a follower this leader tracks (or not the leader): Ratis answers for itself
             }
-            if (caughtUp(s, peerId, CAUGHT_UP_CONTACT_MS)) {
+            // An answer from before this call does not count: a node stopped a moment ago still looks
+            // fresh for a second, and Ratis' transfer to it refused writes for the whole timeout (CI).
+            long sinceStartMs = (System.nanoTime() - start) / 1_000_000;
+            boolean answeredSince = contact < sinceStartMs;
+            if (answeredSince && caughtUp(s, peerId, CAUGHT_UP_CONTACT_MS)) {
                 return;
             }
             if (System.nanoTime() >= giveUpAt) {
-                throw new IOException("leadership transfer to " + peerId + " failed: " + (contact < CAUGHT_UP_CONTACT_MS
+                throw new IOException("leadership transfer to " + peerId + " failed: " + (answeredSince
                         ? peerId + " is " + (s.commitIndex() - match) + " committed entries behind"
                         : peerId + " has not answered the leader for " + contact + " ms")
                         + " after " + timeout.toMillis() + " ms, and writes were not stopped for it; try again once it has caught up");
