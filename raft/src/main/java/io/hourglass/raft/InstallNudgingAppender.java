@@ -110,24 +110,6 @@ final class InstallNudgingAppender extends GrpcLogAppender {
         return notify;
     }
 
-    /**
-     * With nothing new to send, Ratis 3.3 sends nothing even to a follower that has not heard of the
-     * latest commit, until the next heartbeat (half the minimum election timeout): its commit-index
-     * metadata entries used to carry the news, and without them followers applied every commit up
-     * to 500 ms late (a follower's admin view, a new leader's catch-up). Such a follower gets an
-     * empty append carrying the commit index: no log write, no fsync.
-     */
-    @Override
-    public org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto newAppendEntriesRequest(long callId,
-            boolean heartbeat) throws org.apache.ratis.server.raftlog.RaftLogIOException {
-        org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto request = super.newAppendEntriesRequest(callId, heartbeat);
-        if (request == null && !heartbeat && getRaftLog().getLastCommittedIndex() > getFollower().getCommitIndex()
-                && getFollower().getNextIndex() >= getRaftLog().getNextIndex()) {
-            return super.newAppendEntriesRequest(callId, true);
-        }
-        return request;
-    }
-
     @Override
     public TermIndex shouldNotifyToInstallSnapshot() {
         TermIndex ratisChoice = super.shouldNotifyToInstallSnapshot();
