@@ -263,16 +263,56 @@ public final class HourglassStateMachine extends BaseStateMachine {
      * division is then gone while the process runs on, never ready again, and no supervisor
      * notices. So such a close stops the node (FailStop): it exits, and is restarted on a log that
      * is intact up to the last entry it wrote. A close by this node (shutdown, or a FailStop
-     * already under way) is not one.
+     * already under way) is not one. Ratis also closes a division whose group's leader says this
+     * node is not in its configuration (an add-node that did not finish, or a removed node that
+     * still runs): the node stops the same way, and says so.
      */
     @Override
     public void close() throws IOException {
         if (hostRunning.getAsBoolean() && !failStop.tripped()) {
-            failStop.trip("the Raft group " + getGroupId() + " (Ratis closed it while the node was running; its"
-                    + " error is logged above)", new IllegalStateException("Raft group " + getGroupId()
-                    + " closed by Ratis"));
+            // Ratis tells of a shut-down by the leader only once the division's close, which waits
+            // for this one, has finished: so the report waits a moment for that notice.
+            Thread report = new Thread(() -> {
+                boolean evicted = awaitQuietly(toldToShutDown, SHUTDOWN_NOTICE_WAIT_MS);
+                if (!hostRunning.getAsBoolean()) {
+                    return; // the node is closing anyway
+                }
+                failStop.trip("the Raft group " + getGroupId() + (evicted
+                        ? " (its leader says this node is not in the group's configuration and Ratis closed it:"
+                        + " an add-node that did not finish, run it again; or the node was removed)"
+                        : " (Ratis closed it while the node was running; its error is logged above)"),
+                        new IllegalStateException("Raft group " + getGroupId() + " closed by Ratis"));
+            }, "hourglass-group-closed-" + getGroupId());
+            report.setDaemon(true);
+            report.start();
         }
         super.close();
+    }
+
+    /** How long a close by Ratis waits for its shut-down notice ({@link #notifyServerShutdown}) before reporting. */
+    static final long SHUTDOWN_NOTICE_WAIT_MS = 1_000;
+
+    private final java.util.concurrent.CountDownLatch toldToShutDown = new java.util.concurrent.CountDownLatch(1);
+
+    /**
+     * Ratis shuts a division down when a vote request gets "shut down" from the group's leader (whose
+     * committed configuration does not have this node) or finds this node outside its configuration,
+     * and tells it here right after closing it ({@code allServer} false: this group only).
+     */
+    @Override
+    public void notifyServerShutdown(org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, boolean allServer) {
+        if (!allServer) {
+            toldToShutDown.countDown();
+        }
+    }
+
+    private static boolean awaitQuietly(java.util.concurrent.CountDownLatch latch, long ms) {
+        try {
+            return latch.await(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** {@code stamped_at_ms} (field 1, varint) encoded on its own, to append to an encoded command. */

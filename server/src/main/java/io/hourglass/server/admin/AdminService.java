@@ -128,13 +128,18 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                     + "=" + excerpt(r.getHost()) + ":" + r.getRaftPort() + ":" + r.getGrpcPort());
         }
         leader(out, raft, s -> s.addNode(r), () -> {
-            // Refused before the peer registry changes: re-adding a member must not rewrite its address.
-            // RaftNode checks again against the configuration it changes.
-            if (raft.members().stream().anyMatch(m -> m.id().equals(r.getId()))) {
+            // A member of the metadata group may still miss some shards' groups: an add that failed
+            // half-way (a shard's leader changed, the new node was slow to answer). Asking again
+            // finishes it (each shard's group that has the node is skipped; none missing it: "already
+            // a member"), without rewriting the registered address, and only at the same Raft address.
+            var known = raft.members().stream().filter(m -> m.id().equals(r.getId())).findFirst();
+            if (known.isPresent() && !known.get().raftAddress().equals(r.getHost() + ":" + r.getRaftPort())) {
                 throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
             }
-            raft.propose(io.hourglass.core.command.ClusterCommands.registerPeer(r.getId(), r.getHost() + ":" + r.getGrpcPort()))
-                    .join();
+            if (known.isEmpty()) {
+                raft.propose(io.hourglass.core.command.ClusterCommands.registerPeer(r.getId(),
+                        r.getHost() + ":" + r.getGrpcPort())).join();
+            }
             return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
         });
     }
