@@ -185,4 +185,28 @@ final class Db {
             }
         }
     }
+
+    /**
+     * Visits {@code family}'s keys in {@code [start, endExclusive)} (null: to its end) as of
+     * {@code snapshot}, with their values when {@code values} (else null), until the visitor says stop.
+     */
+    void iterate(org.rocksdb.Snapshot snapshot, ColumnFamilyHandle family, byte[] start, byte[] endExclusive,
+                 boolean values, EventStore.RawVisitor visitor) {
+        try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(snapshot);
+             org.rocksdb.Slice upper = endExclusive == null ? null : new org.rocksdb.Slice(endExclusive)) {
+            if (upper != null) {
+                ro.setIterateUpperBound(upper);
+            }
+            try (org.rocksdb.RocksIterator it = rocks.newIterator(family, ro)) {
+                for (it.seek(start); it.isValid(); it.next()) {
+                    if (!visitor.visit(it.key(), values ? it.value() : null)) {
+                        break;
+                    }
+                }
+                it.status();
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("scan failed: " + e.getMessage(), e);
+        }
+    }
 }

@@ -19,7 +19,6 @@ import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.Slice;
 import org.rocksdb.Snapshot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -306,24 +305,23 @@ public final class EventStore implements AutoCloseable {
 
     void scan(Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
               RawVisitor visitor) {
+        iterate(family, start, endExclusive, true, visitor);
+    }
+
+    /**
+     * Visits the keys only (the value argument is null): a message body may sit in a blob file, and
+     * reading each one made a scan of a million keys take 6 s instead of well under one.
+     */
+    void scanKeys(Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
+                  java.util.function.Predicate<byte[]> visitor) {
+        iterate(family, start, endExclusive, false, (k, v) -> visitor.test(k));
+    }
+
+    private void iterate(Function<Db, ColumnFamilyHandle> family, byte[] start, byte[] endExclusive,
+                         boolean values, RawVisitor visitor) {
         read((d, snapshot) -> {
-            try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
-                 Slice upper = endExclusive == null ? null : new Slice(endExclusive)) {
-                if (upper != null) {
-                    ro.setIterateUpperBound(upper);
-                }
-                try (RocksIterator it = d.rocks.newIterator(family.apply(d), ro)) {
-                    for (it.seek(start); it.isValid(); it.next()) {
-                        if (!visitor.visit(it.key(), it.value())) {
-                            break;
-                        }
-                    }
-                    it.status();
-                }
-                return null;
-            } catch (RocksDBException e) {
-                throw new StorageException("scan failed: " + e.getMessage(), e);
-            }
+            d.iterate(snapshot, family.apply(d), start, endExclusive, values, visitor);
+            return null;
         });
     }
 

@@ -170,32 +170,10 @@ public final class TopicFigures {
         });
     }
 
-    /**
-     * Visits the keys of a column family in {@code [start, end)} (null: to its end) from one snapshot,
-     * never reading a value: a message body may sit in a blob file, and reading each one made a scan of
-     * a million keys take 6 s instead of well under one.
-     */
+    /** Visits the keys of a column family in {@code [start, end)} (null: to its end), never a value. */
     private void keys(java.util.function.Function<Db, org.rocksdb.ColumnFamilyHandle> family, byte[] start, byte[] end,
                       java.util.function.Predicate<byte[]> visitor) {
-        store.read((d, snapshot) -> {
-            try (ReadOptions ro = new ReadOptions().setSnapshot(snapshot);
-                 org.rocksdb.Slice upper = end == null ? null : new org.rocksdb.Slice(end)) {
-                if (upper != null) {
-                    ro.setIterateUpperBound(upper);
-                }
-                try (RocksIterator it = d.rocks.newIterator(family.apply(d), ro)) {
-                    for (it.seek(start); it.isValid(); it.next()) {
-                        if (!visitor.test(it.key())) {
-                            break;
-                        }
-                    }
-                    it.status();
-                }
-                return null;
-            } catch (RocksDBException e) {
-                throw new StorageException("scan failed: " + e.getMessage(), e);
-            }
-        });
+        store.scanKeys(family, start, end, visitor);
     }
 
     /** Where a topic's keys end (exclusive; null: the end of the family). */
