@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * DivergedFollowerInstallTest}).
  *
  * <p>The way out: a follower that has matched no entry of this leader's log from before its start
- * on ({@code matchIndex < start - 1}), whose next index is at or past the start, and whose match
+ * on ({@code matchIndex < start - 1}, or the entry right before the start when this leader knows no
+ * term for it), whose next index is at or past the start, and whose match
  * index has not moved for {@link #stallNanos}, is notified again. A healthy follower never stays in
  * that state: its appends match, or its next index falls below the start. Notifying one that is
  * not stuck costs little: Ratis answers "already installed" if its store is recent enough.
@@ -109,13 +110,54 @@ final class InstallNudgingAppender extends GrpcLogAppender {
         return notify;
     }
 
+    /**
+     * With nothing new to send, Ratis 3.3 sends nothing even to a follower that has not heard of the
+     * latest commit, until the next heartbeat (half the minimum election timeout): its commit-index
+     * metadata entries used to carry the news, and without them followers applied every commit up
+     * to 500 ms late (a follower's admin view, a new leader's catch-up). Such a follower gets an
+     * empty append carrying the commit index: no log write, no fsync.
+     */
+    @Override
+    public org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto newAppendEntriesRequest(long callId,
+            boolean heartbeat) throws org.apache.ratis.server.raftlog.RaftLogIOException {
+        org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto request = super.newAppendEntriesRequest(callId, heartbeat);
+        if (request == null && !heartbeat && getRaftLog().getLastCommittedIndex() > getFollower().getCommitIndex()
+                && getFollower().getNextIndex() >= getRaftLog().getNextIndex()) {
+            return super.newAppendEntriesRequest(callId, true);
+        }
+        return request;
+    }
+
     @Override
     public TermIndex shouldNotifyToInstallSnapshot() {
         TermIndex ratisChoice = super.shouldNotifyToInstallSnapshot();
-        if (ratisChoice == null || !nudged) {
-            return ratisChoice; // the common case, on every turn of the appender's loop: no lookups
+        if (ratisChoice == null) {
+            return null; // the common case, on every turn of the appender's loop: no lookups
         }
-        return firstAvailable(ratisChoice, nudged, getServer().getInfo().getCurrentTerm(), getRaftLog().getNextIndex());
+        boolean pastItsStore = !nudged && previousUnknown(getFollower().getNextIndex(), ratisChoice.getIndex());
+        return firstAvailable(ratisChoice, nudged || pastItsStore, getServer().getInfo().getCurrentTerm(),
+                getRaftLog().getNextIndex());
+    }
+
+    /**
+     * Whether Ratis notifies a follower whose next index is this log's start while this leader knows
+     * no term for the entry before it (purged, and not its snapshot's): no append can reach that
+     * follower. Named as the first available entry, the start makes a follower whose store is at the
+     * entry before it answer "already installed", and the two repeated that thousands of times a
+     * second while the follower never caught up (a deposed leader whose uncommitted tail began at the
+     * new leader's start, {@code DivergedFollowerInstallTest}). It is told this log's next index
+     * instead, and fetches a checkpoint.
+     */
+    private boolean previousUnknown(long followerNext, long notifiedIndex) {
+        if (followerNext != notifiedIndex) {
+            return false;
+        }
+        long previous = followerNext - 1;
+        if (getRaftLog().getTermIndex(previous) != null) {
+            return false;
+        }
+        org.apache.ratis.statemachine.SnapshotInfo snapshot = getServer().getStateMachine().getLatestSnapshot();
+        return snapshot == null || snapshot.getIndex() != previous;
     }
 
     /**
@@ -172,7 +214,9 @@ final class InstallNudgingAppender extends GrpcLogAppender {
         }
         long start = getRaftLog().getStartIndex();
         long next = follower.getNextIndex();
-        if (start <= RaftLog.LEAST_VALID_LOG_INDEX || match >= start - 1 || next < start
+        // A match right before the start counts when no append can follow it (previousUnknown).
+        if (start <= RaftLog.LEAST_VALID_LOG_INDEX || match >= start || match == start - 1 && !previousUnknown(start, start)
+                || next < start
                 || next >= getRaftLog().getNextIndex() || now - matchSince < stallNanos) {
             return false;
         }

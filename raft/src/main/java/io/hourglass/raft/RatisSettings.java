@@ -62,6 +62,12 @@ final class RatisSettings {
         // (10 ms by default): at a paced load, each entry then waited for the next 10 ms tick before
         // it even left the leader (see raft.appendWaitMin).
         RaftServerConfigKeys.Log.Appender.setWaitTimeMin(p, millis(config.appendWaitMin().toMillis()));
+        // No commit-index metadata entries: Ratis' leader appends one to the log after each commit
+        // advance, and it is replicated and fsynced like any entry, so at a paced load every publish
+        // cost two append rounds and two fsyncs on each voter, and the metadata entry took the
+        // append slot the next publish waited for. A restarted node learns the commit index from the
+        // leader's first append instead (the store keeps its own applied index); safety never rested on it.
+        RaftServerConfigKeys.Log.setLogMetadataEnabled(p, false);
         // gRPC, with an appender that un-sticks a follower whose fetched checkpoint Ratis would never install.
         RaftConfigKeys.Rpc.setType(p, new InstallNudgingAppender.Rpc());
         SizeInBytes entryLimit = SizeInBytes.valueOf(entryLimitBytes(maxEntryBytes));
