@@ -52,9 +52,12 @@ public final class EventStore implements AutoCloseable {
     private volatile long clockMs;
     private final List<Runnable> restoreListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    private EventStore(Path dir) throws RocksDBException {
+    private final long maxWalBytes;
+
+    private EventStore(Path dir, long maxWalBytes) throws RocksDBException {
         this.dir = dir;
-        this.db = new Db(dir);
+        this.maxWalBytes = maxWalBytes;
+        this.db = new Db(dir, maxWalBytes);
         this.applied = readApplied();
         this.clockMs = readClock();
         registry.reload(this);
@@ -62,7 +65,7 @@ public final class EventStore implements AutoCloseable {
 
     /** The applied position recorded in a store directory that is not open (a downloaded checkpoint). */
     public static TermIndex appliedIndexOf(Path dir) {
-        try (EventStore s = new EventStore(dir)) {
+        try (EventStore s = new EventStore(dir, Db.MAX_TOTAL_WAL_BYTES)) {
             return s.applied;
         } catch (RocksDBException e) {
             throw new StorageException("cannot read checkpoint " + dir + ": " + e.getMessage(), e);
@@ -76,9 +79,14 @@ public final class EventStore implements AutoCloseable {
 
     /** Opens (creating if needed) the store in {@code dir}. */
     public static EventStore open(Path dir) {
+        return open(dir, Db.MAX_TOTAL_WAL_BYTES);
+    }
+
+    /** @param maxWalBytes write-ahead log kept before a flush (see {@code Db.MAX_TOTAL_WAL_BYTES}) */
+    static EventStore open(Path dir, long maxWalBytes) {
         try {
             Files.createDirectories(dir);
-            EventStore store = new EventStore(dir);
+            EventStore store = new EventStore(dir, maxWalBytes);
             LOG.info("opened store {} at applied {}", dir, store.applied);
             return store;
         } catch (RocksDBException | IOException e) {
@@ -447,7 +455,7 @@ public final class EventStore implements AutoCloseable {
             Db.deleteRecursively(old);
             Files.move(dir, old);
             Files.move(checkpoint, dir);
-            db = new Db(dir);
+            db = new Db(dir, maxWalBytes);
             applied = readApplied();
             clockMs = readClock();
             registry.reload(this);

@@ -1,0 +1,50 @@
+package io.hourglass.core.storage;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import io.hourglass.core.command.StateApplier;
+import io.hourglass.core.proto.Command;
+import io.hourglass.core.proto.NewMessage;
+import io.hourglass.core.proto.PutCmd;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The store's write-ahead log stays near its bound: the applied index written into {@code meta} with
+ * every entry pins each log file until that family flushes, which on its own takes hours.
+ */
+class WalBoundTest {
+    private static final long BOUND = 4L << 20;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theWriteAheadLogStaysNearItsBound() throws IOException {
+        byte[] body = new byte[16 << 10];
+        long written = 0;
+        try (EventStore store = EventStore.open(dir.resolve("db"), BOUND)) {
+            StateApplier applier = new StateApplier(store);
+            for (int i = 1; i <= 2_000; i++) {
+                body[0] = (byte) i;
+                Command put = Command.newBuilder().setStampedAtMs(1_000 + i).setPut(PutCmd.newBuilder().addMessages(
+                        NewMessage.newBuilder().setTopic("t").setPayload(ByteString.copyFrom(body)))).build();
+                applier.apply(put, new TermIndex(1, i));
+                written += body.length;
+            }
+            long wal = walBytes(dir.resolve("db"));
+            assertTrue(wal < 3 * BOUND, "write-ahead log " + wal + " bytes after " + written + " written, bound " + BOUND);
+        }
+    }
+
+    private static long walBytes(Path db) throws IOException {
+        try (Stream<Path> files = Files.list(db)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".log")).mapToLong(f -> f.toFile().length()).sum();
+        }
+    }
+}
