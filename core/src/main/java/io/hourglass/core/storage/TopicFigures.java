@@ -47,7 +47,7 @@ public final class TopicFigures {
             return new Due(0, 0, 0, within);
         }
         long[] first = {0};
-        keys(d -> d.events, EventKey.scanStart(hash), end(hash), k -> {
+        store.scanKeys(d -> d.events, EventKey.scanStart(hash), end(hash), k -> {
             first[0] = ByteBuffer.wrap(k, 8, 8).getLong();
             return false;
         });
@@ -74,7 +74,7 @@ public final class TopicFigures {
     public void dueTimes(String topic, long fromMs, long untilMs, java.util.function.LongPredicate visitor) {
         long hash = EventKey.topicHash(topic);
         byte[] start = ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array();
-        keys(d -> d.events, start, end(hash), k -> {
+        store.scanKeys(d -> d.events, start, end(hash), k -> {
             long due = ByteBuffer.wrap(k, 8, 8).getLong();
             return due < untilMs && visitor.test(due);
         });
@@ -98,7 +98,7 @@ public final class TopicFigures {
         }
         long[] n = {0};
         byte[] start = ByteBuffer.allocate(EventKey.LENGTH).putLong(hash).putLong(fromMs).putLong(0).array();
-        keys(d -> d.events, start, end(hash), k -> {
+        store.scanKeys(d -> d.events, start, end(hash), k -> {
             if (ByteBuffer.wrap(k, 8, 8).getLong() > toMs) {
                 return false;
             }
@@ -112,7 +112,7 @@ public final class TopicFigures {
         long hash = EventKey.topicHash(topic);
         long[] n = {0};
         byte[] end = ByteBuffer.allocate(8).putLong(untilMs + 1).array();
-        keys(d -> d.expiry, new byte[0], end, k -> {
+        store.scanKeys(d -> d.expiry, new byte[0], end, k -> {
             if (ByteBuffer.wrap(k, 8, 8).getLong() == hash) {
                 n[0]++;
             }
@@ -125,7 +125,7 @@ public final class TopicFigures {
     public Map<String, Long> receipts(String topic) {
         Map<String, Long> counts = new TreeMap<>();
         long hash = EventKey.topicHash(topic);
-        keys(d -> d.receipts, EventKey.scanStart(hash), end(hash), k -> {
+        store.scanKeys(d -> d.receipts, EventKey.scanStart(hash), end(hash), k -> {
             counts.merge(new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, StandardCharsets.UTF_8), 1L, Long::sum);
             return true;
         });
@@ -168,12 +168,6 @@ public final class TopicFigures {
                 throw new StorageException("scan failed: " + e.getMessage(), e);
             }
         });
-    }
-
-    /** Visits the keys of a column family in {@code [start, end)} (null: to its end), never a value. */
-    private void keys(java.util.function.Function<Db, org.rocksdb.ColumnFamilyHandle> family, byte[] start, byte[] end,
-                      java.util.function.Predicate<byte[]> visitor) {
-        store.scanKeys(family, start, end, visitor);
     }
 
     /** Where a topic's keys end (exclusive; null: the end of the family). */
