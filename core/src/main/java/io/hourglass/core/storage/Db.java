@@ -71,6 +71,8 @@ final class Db {
     final List<ColumnFamilyHandle> handles = new ArrayList<>();
     final ColumnFamilyHandle events;
     final ColumnFamilyHandle expiry;
+    /** Where the TTL janitor's sweep of {@link #expiry} starts. */
+    final ExpiryFloor expiryFloor = new ExpiryFloor();
     final ColumnFamilyHandle receipts;
     final ColumnFamilyHandle meta;
     final ColumnFamilyHandle rooms;

@@ -131,6 +131,7 @@ public final class EventStore implements AutoCloseable {
             }
             synchronized (dueCounts) { // a count's build marks its snapshot between two commits
                 d.rocks.write(d.writeOptions, batch.writeBatch());
+                d.expiryFloor.added(batch.earliestExpiry()); // after the write: see ExpiryFloor
                 dueCounts.committed(batch.dueChanges());
             }
             d.blobGarbage.afterCommit();

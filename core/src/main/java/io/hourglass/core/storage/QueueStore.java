@@ -184,10 +184,23 @@ final class QueueStore {
         return store.get(d -> d.recurring, StoreKeys.expiryKey(m.getDueAtMs(), key)) != null;
     }
 
+    /** Expiry keys due by {@code nowMs}, from the index's {@link ExpiryFloor} on (the TTL janitor's sweep). */
     void scanExpired(long nowMs, Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
-        store.scan(d -> d.expiry, new byte[0], end, (k, v) -> visitor.test(
-                EventKey.fromBytes(Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
+        ExpiryFloor floor = store.read((d, snapshot) -> d.expiryFloor);
+        long from = floor.beginSweep(); // before the snapshot the sweep reads
+        store.read((d, snapshot) -> {
+            boolean same = d.expiryFloor == floor; // else the store was replaced: read it all, keep its floor
+            long[] first = {nowMs + 1};
+            d.iterate(snapshot, d.expiry, ByteBuffer.allocate(8).putLong(same ? from : 0).array(), end, false, (k, v) -> {
+                first[0] = Math.min(first[0], ByteBuffer.wrap(k, 0, 8).getLong());
+                return visitor.test(EventKey.fromBytes(Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH)));
+            });
+            if (same) {
+                floor.endSweep(first[0]);
+            }
+            return null;
+        });
     }
 
     void scanAll(EventStore.ScanVisitor visitor) {

@@ -31,10 +31,16 @@ public final class StoreBatch implements AutoCloseable {
     private final Map<DueCounts.Cell, Long> dueChanges = new HashMap<>();
     /** The messages this batch removed: a second removal of one changes no count. */
     private final Set<EventKey> removed = new HashSet<>();
+    /** The earliest expiry key this batch puts ({@code Long.MAX_VALUE}: none). */
+    private long earliestExpiry = Long.MAX_VALUE;
 
     StoreBatch(EventStore store, Db db) {
         this.store = store;
         this.db = db;
+    }
+
+    long earliestExpiry() {
+        return earliestExpiry;
     }
 
     Db db() {
@@ -79,6 +85,7 @@ public final class StoreBatch implements AutoCloseable {
         dueChanges.merge(new DueCounts.Cell(key.topicHash(), DueCounts.minute(key.dueAtMs())), 1L, Long::sum);
         if (message.getExpiresAtMs() > 0) {
             put(db.expiry, StoreKeys.expiryKey(message.getExpiresAtMs(), key), new byte[0]);
+            earliestExpiry = Math.min(earliestExpiry, message.getExpiresAtMs());
         }
         if (!message.getKey().isEmpty()) {
             put(db.keys, StoreKeys.scheduleKey(message.getTopic(), message.getKey()), key.toBytes());
