@@ -281,7 +281,7 @@ public final class HourglassStateMachine extends BaseStateMachine {
                         ? " (its leader says this node is not in the group's configuration and Ratis closed it:"
                         + " an add-node that did not finish, run it again; or the node was removed)"
                         : " (Ratis closed it while the node was running; its error is logged above)"),
-                        new IllegalStateException("Raft group " + getGroupId() + " closed by Ratis"));
+                        new GroupClosedException("Raft group " + getGroupId() + " closed by Ratis"));
             }, "hourglass-group-closed-" + getGroupId());
             report.setDaemon(true);
             report.start();

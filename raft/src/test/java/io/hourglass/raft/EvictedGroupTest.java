@@ -31,6 +31,8 @@ class EvictedGroupTest {
             await("the removed node stops").atMost(Duration.ofSeconds(60)).until(() -> evicted.failureReason().isPresent());
             String reason = evicted.failureReason().orElseThrow();
             assertTrue(reason.contains("not in the group's configuration") && reason.contains("add-node"), reason);
+            assertTrue(evicted.failure().orElseThrow() instanceof GroupClosedException,
+                    "a closed group, not a store failure: " + evicted.failure().orElseThrow());
             TestGroup.put(leader, "after").join();
         }
     }

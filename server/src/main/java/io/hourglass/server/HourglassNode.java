@@ -344,7 +344,8 @@ public final class HourglassNode implements AutoCloseable {
      * whole. Runs on the thread that stopped the server.
      */
     private void stopAfterStoreFailure(Throwable cause) {
-        LOG.warn("node {} stops: its store failed: {}", config.raft().nodeId(),
+        boolean groupClosed = raft.failure().orElse(cause) instanceof io.hourglass.raft.GroupClosedException;
+        LOG.warn("node {} stops: {}: {}", config.raft().nodeId(), groupClosed ? "a Raft group of it closed" : "its store failed",
                 raft.failureReason().orElse(cause.toString()));
         close();
     }
