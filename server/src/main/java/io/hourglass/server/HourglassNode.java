@@ -340,7 +340,8 @@ public final class HourglassNode implements AutoCloseable {
 
     /**
      * The Raft server stopped itself because the node's storage failed — the store, the Raft log or the
-     * disk under them (it logged the ERROR): this node can serve nothing any more, so it stops as a
+     * disk under them (it logged the ERROR) — or Ratis closed one of its groups ({@link
+     * io.hourglass.raft.GroupClosedException}): this node can serve nothing any more, so it stops as a
      * whole. Runs on the thread that stopped the server.
      */
     private void stopAfterStoreFailure(Throwable cause) {

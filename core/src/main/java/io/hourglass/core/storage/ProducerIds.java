@@ -81,7 +81,7 @@ public final class ProducerIds {
         // start walked all of them, on every entry (at 1 000 msg/s, once the first ids expired
         // after WINDOW_MS, publish latency rose tenfold within minutes and kept rising).
         long from = db.dedupOldestStamp;
-        byte[] start = from == Long.MIN_VALUE ? new byte[] {'t'} : ByteBuffer.allocate(9).put((byte) 't').putLong(from).array();
+        byte[] start = from == Long.MIN_VALUE ? new byte[] {'t'} : timeKey(from, "");
         byte[] end = {'t' + 1};
         store.scan(d -> d.dedup, start, end, (k, v) -> {
             long stamp = ByteBuffer.wrap(k, 1, 8).getLong();

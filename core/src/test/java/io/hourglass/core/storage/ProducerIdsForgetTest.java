@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.rocksdb.PerfContext;
-import org.rocksdb.PerfLevel;
-import org.rocksdb.RocksDB;
 
 /**
  * Forgetting expired producer ids reads only live ids: the ids forgotten before stay in RocksDB as
@@ -47,19 +44,10 @@ class ProducerIdsForgetTest {
             ids.remember(fresh, "fresh", key, late);
             store.commit(fresh, new TermIndex(1, ++index));
 
-            RocksDB rocks = store.newBatch().db().rocks;
-            rocks.setPerfLevel(PerfLevel.ENABLE_COUNT);
-            try {
-                PerfContext perf = rocks.getPerfContext();
-                perf.reset();
-                StoreBatch batch = store.newBatch();
-                assertEquals(1, ids.forgetExpired(batch, late + ProducerIds.WINDOW_MS + 1), "the fresh id expired");
-                long skipped = perf.getInternalDeleteSkippedCount();
-                assertTrue(skipped < 100, "the forget walked " + skipped + " tombstones of the " + FORGOTTEN
-                        + " ids forgotten before");
-            } finally {
-                rocks.setPerfLevel(PerfLevel.DISABLE);
-            }
+            long skipped = Tombstones.skippedDuring(store, () -> assertEquals(1,
+                    ids.forgetExpired(store.newBatch(), late + ProducerIds.WINDOW_MS + 1), "the fresh id expired"));
+            assertTrue(skipped < 100, "the forget walked " + skipped + " tombstones of the " + FORGOTTEN
+                    + " ids forgotten before");
             assertTrue(ids.keyOf("fresh").isPresent(), "the fresh id is forgotten only once its batch is committed");
         }
     }
