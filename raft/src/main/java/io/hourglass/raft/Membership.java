@@ -36,7 +36,7 @@ final class Membership {
     private final java.util.function.Supplier<RaftClient.Builder> clients;
 
     private final org.apache.ratis.protocol.RaftGroupId groupId;
-    /** What this leader finishes before it gives its leadership away (see {@link RaftNode#beforeTransfer}). */
+    /** What this leader finishes before it gives its leadership away (see {@link GroupAdmin#beforeTransfer}). */
     private volatile java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> beforeTransfer =
             () -> java.util.concurrent.CompletableFuture.completedFuture(null);
 

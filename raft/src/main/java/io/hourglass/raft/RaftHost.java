@@ -269,12 +269,12 @@ public final class RaftHost implements AutoCloseable {
         slots.requireAll();
         ShardCountFile.check(config.storageDir(), slots.shardCount(), slots.withMeta());
         for (RaftNode r : slots.all()) {
-            r.checkLog();
+            r.guards().checkLog();
         }
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
-            Optional<CorruptRaftLogException> corrupt = slots.shard(0).corruptLogIn(e);
+            Optional<CorruptRaftLogException> corrupt = slots.shard(0).guards().corruptLogIn(e);
             if (corrupt.isPresent()) {
                 throw corrupt.get();
             }
@@ -285,10 +285,10 @@ public final class RaftHost implements AutoCloseable {
         if (!config.join()) {
             createMissingGroups();
         }
-        slots.shard(0).watchFreeSpace(failStop, closing::get);
+        slots.shard(0).guards().watchFreeSpace(failStop, closing::get);
         clockWatch.start();
         for (RaftNode r : slots.all()) {
-            r.startWatches();
+            r.guards().start();
         }
         if (slots.shardCount() > 1) {
             balancer.start();
@@ -376,7 +376,7 @@ public final class RaftHost implements AutoCloseable {
 
     private String explainFailure(Throwable failure) {
         RaftNode r = slots.shard(0);
-        return r == null ? "" : r.explainFailure(failure);
+        return r == null ? "" : r.guards().explainFailure(failure);
     }
 
     /** A leader whose clock is off hands each shard it leads over (each verdict of {@link ClockWatch} while skewed). */

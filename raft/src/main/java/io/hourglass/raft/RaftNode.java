@@ -1,6 +1,5 @@
 package io.hourglass.raft;
 
-import io.hourglass.core.AlreadyExistsException;
 import io.hourglass.core.UnavailableException;
 import io.hourglass.core.command.Replicator;
 import io.hourglass.core.command.StateApplier;
@@ -13,7 +12,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -50,8 +48,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Leadership reaches the listeners as {@link Leadership} changes, the leading one only once
  * this node leads <em>and</em> has applied the first entry of its term, so the dispatcher never
- * works from a stale store. {@link #isLeader()} is the last change published. Membership changes
- * are in {@link Membership} (applied to every shard by the host), status and lease in {@link GroupView}.
+ * works from a stale store. {@link #isLeader()} is the last change published. Voters, transfers and
+ * snapshots are the group's {@link #admin()} (a voter is added to every shard by the host), status
+ * and lease in {@link GroupView}, the watches over log, disk and peers in {@link ShardGuards}.
  *
  * <p>Lifecycle: construct (or {@link RaftHost#addShard}), register listeners, start, close.
  */
@@ -82,16 +81,13 @@ public final class RaftNode implements Replicator, AutoCloseable {
     private final EventStore store;
     private final CheckpointServer checkpointServer;
     private final LeadershipNotifier leadership;
-    private final LogWatches watches;
     private final Forwarder forwarder;
     /** Package-private for tests. */
     final Proposer proposer;
     private final Membership membership;
     private final GroupView view;
-    private final RaftCounters counters;
-    private final LeaderExitWatch leaderExit;
-    private final ContactGuard contact;
-    private final DiskGuard disk;
+    private final ShardGuards guards;
+    private final GroupAdmin admin;
     private final PendingProposals pending;
     private final ShardHandOver handOver;
 
@@ -124,7 +120,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         String label = shard == 0 ? config.nodeId() : config.nodeId() + "/" + (shard == GroupSlots.META ? "meta" : shard);
         this.leadership = new LeadershipNotifier(label);
         this.store = applier.store();
-        this.disk = new DiskGuard(config, store, RatisSettings.writeBufferBytes(maxEntryBytes), groupId);
         FailStop failStop = host.failStop;
         this.pending = new PendingProposals(failStop, this::stoppedFailure);
         Path checkpointDir = RaftHost.shardDir(config.checkpointDir(), shard);
@@ -135,14 +130,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 transport.clientTls);
         this.stateMachine = new HourglassStateMachine(applier, host.clockWatch.clock(), maxEntryBytes, leadership,
                 checkpoints, failStop, host.clockWatch::refusal, host::running);
-        this.leaderExit = new LeaderExitWatch(config.nodeId(), host::server, groupId, shard, host::raftAddressOf,
-                transport.peers, config.leaderExitStagger(), config.electionTimeoutMin());
         RaftGroup initial = host.initialGroup(shard);
         this.client = RaftClient.newBuilder().setClientId(ClientId.randomId()).setRaftGroup(initial)
                 .setLeaderId(initial.getPeers().size() == 1 ? selfId : null).setProperties(host.properties)
                 .setParameters(transport.parameters).setRetryPolicy(RatisSettings.retryPolicy(config)).build();
         this.view = new GroupView(config, server, groupId);
-        this.contact = ContactGuard.of(config, view);
+        ContactGuard contact = ContactGuard.of(config, view);
         // An attempt forwarded to a leader that neither answers nor is replaced in the division's
         // view is given up after the minimum election timeout (see Forwarder).
         this.forwarder = new Forwarder(label, client.getClientRpc(), groupId, selfId, view::leaderId, view::peers,
@@ -158,10 +151,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
                 () -> RaftClient.newBuilder().setProperties(host.properties).setParameters(transport.parameters), groupId,
                 proposer::hold);
         this.handOver = new ShardHandOver(config, shard, membership, view, this::status, this::isLeader, host::closing);
-        this.watches = new LogWatches(config, this::status, view, stateMachine::installing,
-                stateMachine::downloadedFrom, membership);
-        this.counters = new RaftCounters(leadership, watches, forwarder, host.clockWatch, leaderExit, transport.guard,
-                checkpointServer, disk, transport.installNudges);
+        this.guards = new ShardGuards(host, shard, store, view, contact, stateMachine, membership, this::status,
+                leadership, forwarder, checkpointServer);
+        this.admin = new GroupAdmin(host, membership, client, this::status);
         host.register(shard, this);
     }
 
@@ -171,11 +163,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }
-    }
-
-    /** See {@link RaftHost#warmUp}. */
-    public CompletableFuture<Boolean> warmUp(Duration budget) {
-        return host.warmUp(budget);
     }
 
     /** Registers a listener for leadership changes; register before {@link #start()} to hear them all. */
@@ -190,7 +177,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      * leader for another second or two; work only a leader does should stop now.
      */
     public void addCutOffListener(Consumer<Boolean> listener) {
-        contact.addCutOffListener(listener);
+        guards.contact.addCutOffListener(listener);
     }
 
     /**
@@ -214,29 +201,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         host.start();
     }
 
-    /** The log check before the server starts (see {@link DiskGuard#checkLog()}). */
-    void checkLog() throws IOException {
-        disk.checkLog().ifPresent(watches::logCutAt);
-    }
-
-    Optional<CorruptRaftLogException> corruptLogIn(Throwable failure) {
-        return disk.corruptLogIn(failure);
-    }
-
-    void watchFreeSpace(FailStop failStop, java.util.function.BooleanSupplier closing) {
-        disk.watch(failStop, closing);
-    }
-
-    String explainFailure(Throwable failure) {
-        return disk.freeSpace().explain(failure);
-    }
-
-
-    /** Once the server runs: this shard's watches. */
-    void startWatches() {
-        watches.start();
-        contact.start();
-        leaderExit.start();
+    /** The guards and watches of this replica ({@link ShardGuards}). */
+    ShardGuards guards() {
+        return guards;
     }
 
     /** After a store failure: every pending proposal fails at once. */
@@ -267,12 +234,12 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Ratis' follower append chain, for tests ({@link AppendChain}). */
     AppendChain appendChain() {
-        return watches.appendChain();
+        return guards.watches.appendChain();
     }
 
     /** What this shard's Raft side counts ({@code /metrics}, tests). */
     public RaftCounters counters() {
-        return counters;
+        return guards.counters;
     }
 
     public Leadership leadership() {
@@ -282,24 +249,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
     @Override
     public boolean isLeader() {
         return leadership.current().leading();
-    }
-
-    /**
-     * Waits until every voter knows log entry {@code index} committed (Ratis' ALL_COMMITTED watch; a
-     * voter applies what it knows committed at once), at most {@code timeout}: false when a voter
-     * did not confirm in time (one that is down never does).
-     */
-    public boolean awaitAllCommitted(long index, Duration timeout) {
-        try {
-            client.async().watch(index, org.apache.ratis.proto.RaftProtos.ReplicationLevel.ALL_COMMITTED)
-                    .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 
     /** Proposes a command (see {@link Proposer}); refused at once after a store failure ({@link PendingProposals}). */
@@ -321,7 +270,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
      */
     @Override
     public String leaderHint() {
-        if (contact.refusal() != null) {
+        if (guards.contact.refusal() != null) {
             return null; // cut off: whatever it last knew is no guide
         }
         RaftPeerId leader = view.liveLeaderId(config.electionTimeoutMin().toMillis() * 3 / 4);
@@ -352,35 +301,9 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return view.readiness(isLeader());
     }
 
-    /**
-     * Asks the group to make {@code peerId} the leader (Ratis' own transfer) once it has caught up,
-     * writes going on until then (each wait at most {@code timeout}); returns when it leads, or fails.
-     */
-    public void transferLeadership(String peerId, Duration timeout) throws IOException {
-        membership.transferLeadership(peerId, timeout, this::status);
-    }
-
-    /**
-     * Work this leader finishes before any planned transfer of its leadership (an admin transfer, a
-     * closing node's hand-over, the balancer, a removal), waited for at most a second: the delivery
-     * engine replicates the acknowledgements of its next delete batch, which the next leader would
-     * otherwise deliver again.
-     */
-    public void beforeTransfer(java.util.function.Supplier<java.util.concurrent.CompletableFuture<?>> work) {
-        membership.beforeTransfer(work);
-    }
-
-    /**
-     * Hands this leader's leadership to {@code peerId} with the retrying transfer of hand-overs
-     * (a transferee still catching up is waited for): for a move the node itself needs done.
-     */
-    public void handLeadershipTo(String peerId, Duration timeout) throws IOException {
-        membership.transferWithRetries(peerId, timeout);
-    }
-
-    /** Asks this node's state machine to take a snapshot now; returns its index. */
-    public long snapshotNow(Duration timeout) throws IOException {
-        return membership.snapshotNow(timeout);
+    /** This group's administration: voters, leadership transfers, snapshots ({@link GroupAdmin}). */
+    public GroupAdmin admin() {
+        return admin;
     }
 
     /** A point-in-time view of this node's Raft state, for status and metrics. */
@@ -405,25 +328,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
     public record Member(String id, String raftAddress) {
     }
 
-    /** The voters of the current configuration. */
-    public List<Member> members() throws IOException {
-        return membership.members();
-    }
-
-    /**
-     * Adds a voter to every shard's group (see {@link RaftHost#addVoter}).
-     *
-     * @throws AlreadyExistsException when the id is already a member
-     */
-    public List<Member> addVoter(String id, String host, int raftPort) throws IOException {
-        return this.host.addVoter(id, host, raftPort);
-    }
-
-    /** Removes a voter from every shard's group (see {@link RaftHost#removeVoter}); NotFoundException if it is none. */
-    public List<Member> removeVoter(String id) throws IOException {
-        return host.removeVoter(id);
-    }
-
     public String nodeId() {
         return config.nodeId();
     }
@@ -438,10 +342,6 @@ public final class RaftNode implements Replicator, AutoCloseable {
         return host;
     }
 
-    RaftGroupId groupId() {
-        return groupId;
-    }
-
     Membership membership() {
         return membership;
     }
@@ -451,7 +351,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
     }
 
     LeaderExitWatch leaderExitWatch() {
-        return leaderExit;
+        return guards.leaderExit;
     }
 
     public RaftServer server() {
@@ -469,10 +369,7 @@ public final class RaftNode implements Replicator, AutoCloseable {
 
     /** Closing, before the server stops: the watches and this shard's clients. */
     void closeBeforeServer() {
-        watches.close();
-        disk.close();
-        leaderExit.close();
-        contact.close();
+        guards.close();
         forwarder.close();
         try {
             client.close();

@@ -46,7 +46,7 @@ class ClockSkewTest {
             await("n1 sees its clock in line with the majority").atMost(Duration.ofSeconds(10))
                     .until(() -> Math.abs(group.node("n1").counters().clockOffsetMs()) < 1_000);
 
-            leader.transferLeadership("n3", Duration.ofSeconds(10));
+            leader.admin().transferLeadership("n3", Duration.ofSeconds(10));
             boolean leaseWhileSkewed = false;
             List<Throwable> refused = new ArrayList<>();
             long stampsAhead = 0;
@@ -107,7 +107,7 @@ class ClockSkewTest {
             // nothing to stamp, which the assertions below still check.
             try {
                 await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
-                    leader.transferLeadership(restarted, Duration.ofSeconds(2));
+                    leader.admin().transferLeadership(restarted, Duration.ofSeconds(2));
                     return true;
                 });
             } catch (org.awaitility.core.ConditionTimeoutException refused) {
@@ -153,14 +153,14 @@ class ClockSkewTest {
                 .clock("n2", Clock.offset(Clock.systemUTC(), Duration.ofMillis(-400))).start(n -> { })) {
             RaftNode leader = group.awaitOneLeader();
             if (leader == group.node("n2")) {
-                leader.transferLeadership("n1", Duration.ofSeconds(10));
+                leader.admin().transferLeadership("n1", Duration.ofSeconds(10));
                 leader = group.node("n1");
             }
             long last = 0;
             for (int i = 0; i < 20; i++) {
                 last = ((CommandReply) TestGroup.put(leader, "m" + i).get()).getStampedAtMs();
             }
-            leader.transferLeadership("n2", Duration.ofSeconds(10));
+            leader.admin().transferLeadership("n2", Duration.ofSeconds(10));
             RaftNode behind = group.node("n2");
             await().atMost(Duration.ofSeconds(10)).until(behind::isLeader);
             long first = ((CommandReply) TestGroup.put(behind, "next").get()).getStampedAtMs();
@@ -177,7 +177,7 @@ class ClockSkewTest {
             RaftNode leader = group.awaitOneLeader();
             RaftNode n1 = group.node("n1");
             if (leader != n1) {
-                leader.transferLeadership("n1", Duration.ofSeconds(10));
+                leader.admin().transferLeadership("n1", Duration.ofSeconds(10));
                 await().atMost(Duration.ofSeconds(10)).until(n1::isLeader);
             }
             // A node stamps nothing until it has read the other voters' clocks once since it started:

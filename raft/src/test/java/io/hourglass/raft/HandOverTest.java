@@ -97,7 +97,7 @@ class HandOverTest {
             Duration wait = Duration.ofSeconds(4);
             java.util.concurrent.CompletableFuture<Void> transfer = java.util.concurrent.CompletableFuture.runAsync(() -> {
                 try {
-                    leader.transferLeadership(down, wait);
+                    leader.admin().transferLeadership(down, wait);
                 } catch (java.io.IOException e) {
                     throw new java.util.concurrent.CompletionException(e);
                 }
@@ -130,7 +130,7 @@ class HandOverTest {
             // the call out and send the transfer again, for as long as its retry policy allowed.
             long start = System.nanoTime();
             org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
-                    () -> leader.transferLeadership(down, Duration.ofSeconds(7)));
+                    () -> leader.admin().transferLeadership(down, Duration.ofSeconds(7)));
             long tookMs = (System.nanoTime() - start) / 1_000_000;
             org.junit.jupiter.api.Assertions.assertTrue(tookMs < 12_000, "one attempt, not retried: " + tookMs + " ms");
             TestGroup.put(leader, "after").get(5, java.util.concurrent.TimeUnit.SECONDS);

@@ -62,7 +62,7 @@ class LeadershipEventsTest extends GroupTest {
         put(follower, "b"); // through the Raft client to the leader
 
         String successorId = follower.nodeId();
-        first.transferLeadership(successorId, Duration.ofSeconds(20));
+        first.admin().transferLeadership(successorId, Duration.ofSeconds(20));
         RaftNode second = group.node(successorId);
         await().atMost(Duration.ofSeconds(30)).until(() -> second.isLeader() && !first.isLeader());
         long secondTerm = second.leadership().term();

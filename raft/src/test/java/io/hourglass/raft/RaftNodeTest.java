@@ -92,14 +92,14 @@ class RaftNodeTest {
         start(10_000);
         assertEquals(appliedBefore, store.appliedIndex().index(), "the store is where it was");
         assertTrue(appliedIndices.stream().allMatch(i -> i > appliedBefore), "no entry applied twice: " + appliedIndices);
-        assertTrue(store.message(first).isPresent());
+        assertTrue(store.queue().message(first).isPresent());
         put("c");
         assertEquals(3, countMessages());
     }
 
     private int countMessages() {
         int[] n = {0};
-        store.scanAll((k, m) -> ++n[0] > 0);
+        store.queue().scanAll((k, m) -> ++n[0] > 0);
         return n[0];
     }
 

@@ -96,7 +96,7 @@ class TransferUnderLoadTest {
                 for (int i = 0; i < 12; i++) {
                     RaftNode leader = group.awaitOneLeader();
                     String target = IDS.get((IDS.indexOf(leader.nodeId()) + 1) % IDS.size());
-                    leader.transferLeadership(target, Duration.ofSeconds(5));
+                    leader.admin().transferLeadership(target, Duration.ofSeconds(5));
                     await(target + " leads after transfer " + i).atMost(Duration.ofSeconds(3))
                             .until(() -> group.node(target).isLeader());
                 }

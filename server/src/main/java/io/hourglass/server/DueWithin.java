@@ -7,7 +7,7 @@ import java.time.Clock;
  * The {@code hourglass_messages_due_within{window}} gauges: stored messages falling due within the
  * next minute, hour and day, over all topics and shards, from this node's replicas. One count serves all three
  * windows and every scrape within {@link #REFRESH_MS}: whole minutes come from the per-minute counts
- * each store keeps, the partial minutes at a window's ends from the keys (up to a limit, then pro rata: {@link EventStore#countDueWithin}),
+ * each store keeps, the partial minutes at a window's ends from the keys (up to a limit, then pro rata: {@link io.hourglass.core.storage.QueueStore#countDueWithin}),
  * so it costs a few seeks per topic, not a key per message pending.
  */
 final class DueWithin {
@@ -37,7 +37,7 @@ final class DueWithin {
         if (!counted || now - countedAtMs >= REFRESH_MS || now < countedAtMs) {
             long[] sum = new long[WINDOWS_MS.length];
             for (EventStore store : stores) {
-                long[] c = store.countDueWithin(now, WINDOWS_MS);
+                long[] c = store.queue().countDueWithin(now, WINDOWS_MS);
                 for (int w = 0; w < sum.length; w++) {
                     sum[w] += c[w];
                 }

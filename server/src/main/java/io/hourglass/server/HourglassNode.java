@@ -141,7 +141,7 @@ public final class HourglassNode implements AutoCloseable {
             DeliveryEngine shardEngine = new DeliveryEngine(config.delivery(), shardStore, shardRaft, clock);
             applier.addListener(shardEngine);
             // A planned transfer replicates the pending ACKs first: the next leader does not deliver them again.
-            shardRaft.beforeTransfer(shardEngine::flushDeletes);
+            shardRaft.admin().beforeTransfer(shardEngine::flushDeletes);
             // Each shard's rooms: their gates and sessions run on that shard's leader.
             RoomEngine shardRooms = new RoomEngine(config.rooms(), config.limits(), shardStore, shardRaft, clock);
             applier.addListener(shardRooms);
@@ -238,7 +238,7 @@ public final class HourglassNode implements AutoCloseable {
                 new BrokerService(shards, validator, writer, metrics, streamLimits),
                 roomsService, admin, new SecurityService(meta, securityRecords, security.enabled(),
                         // Bounded: a node that is down never confirms, and an operator's call should not hang on it.
-                        index -> meta.awaitAllCommitted(index, java.time.Duration.ofSeconds(1))));
+                        index -> meta.admin().awaitAllCommitted(index, java.time.Duration.ofSeconds(1))));
         // grpc.health.v1 answers what /readyz does, for each of these services and for the server ("").
         ReadinessHealth health = new ReadinessHealth(nodeId, this::readiness,
                 services.stream().map(s -> s.bindService().getServiceDescriptor().getName()).toList());
@@ -377,7 +377,7 @@ public final class HourglassNode implements AutoCloseable {
 
     private static boolean hasStoredMessage(EventStore store, String topic) {
         AtomicBoolean any = new AtomicBoolean();
-        store.scanTopic(topic, (key, message) -> {
+        store.queue().scanTopic(topic, (key, message) -> {
             any.set(true);
             return false; // the first one answers the question
         });

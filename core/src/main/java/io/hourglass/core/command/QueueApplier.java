@@ -64,7 +64,7 @@ public final class QueueApplier implements CommandApplier {
                     command.getDeleteGroup().getGroup(), stamp, position);
             case PURGE_TOPIC -> {
                 List<EventKey> purged = new ArrayList<>();
-                store.scanTopic(command.getPurgeTopic().getTopic(), (key, m) -> {
+                store.queue().scanTopic(command.getPurgeTopic().getTopic(), (key, m) -> {
                     batch.deleteMessage(key, m);
                     return purged.add(key);
                 });
@@ -80,10 +80,10 @@ public final class QueueApplier implements CommandApplier {
                         continue;
                     }
                     EventKey key = EventKey.fromBytes(d.getEventKey().toByteArray());
-                    Optional<StoredMessage> m = store.message(key);
+                    Optional<StoredMessage> m = store.queue().message(key);
                     // Only for a stored message, a durable group of its topic, not acknowledged by it.
                     if (m.isPresent() && batch.durableGroups(m.get().getTopic()).contains(d.getGroup())
-                            && !store.hasReceipt(key, d.getGroup())) {
+                            && !store.queue().hasReceipt(key, d.getGroup())) {
                         batch.putDeferral(key, d.getGroup(), d.getUntilMs());
                     }
                 }
@@ -166,7 +166,7 @@ public final class QueueApplier implements CommandApplier {
             if (gone.contains(key)) {
                 continue;
             }
-            Optional<StoredMessage> message = store.message(key);
+            Optional<StoredMessage> message = store.queue().message(key);
             if (message.isEmpty()) {
                 continue;
             }
@@ -182,7 +182,7 @@ public final class QueueApplier implements CommandApplier {
                 receipts.add(new ApplyResult.Receipt(key, d.getGroup()));
                 Set<String> acked = receiptsInBatch.computeIfAbsent(key, k -> new HashSet<>());
                 acked.add(d.getGroup());
-                remove = durable.stream().allMatch(g -> acked.contains(g) || store.hasReceipt(key, g));
+                remove = durable.stream().allMatch(g -> acked.contains(g) || store.queue().hasReceipt(key, g));
                 if (!remove) {
                     batch.putReceipt(key, d.getGroup()); // a message deleted here needs none
                 }
@@ -202,9 +202,9 @@ public final class QueueApplier implements CommandApplier {
             if (gone.contains(key) || receiptsInBatch.getOrDefault(key, Set.of()).contains(c.getGroup())) {
                 continue;
             }
-            Optional<StoredMessage> m = store.message(key);
+            Optional<StoredMessage> m = store.queue().message(key);
             if (m.isPresent() && batch.durableGroups(m.get().getTopic()).contains(c.getGroup())
-                    && !store.hasReceipt(key, c.getGroup()) && c.getDeliveries() > store.deliveryCount(key, c.getGroup())) {
+                    && !store.queue().hasReceipt(key, c.getGroup()) && c.getDeliveries() > store.queue().deliveryCount(key, c.getGroup())) {
                 batch.putDeliveryCount(key, c.getGroup(), c.getDeliveries());
             }
         }
@@ -218,7 +218,7 @@ public final class QueueApplier implements CommandApplier {
         if (groups.add(cmd.getGroup())) {
             batch.putTopicGroups(cmd.getTopic(), groups);
         }
-        io.hourglass.core.proto.GroupPolicy.Builder p = store.groupPolicy(cmd.getTopic(), cmd.getGroup())
+        io.hourglass.core.proto.GroupPolicy.Builder p = store.queue().groupPolicy(cmd.getTopic(), cmd.getGroup())
                 .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
                 .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
         if (cmd.getSetBackoff()) {
@@ -251,8 +251,8 @@ public final class QueueApplier implements CommandApplier {
                 continue;
             }
             EventKey key = EventKey.fromBytes(b.toByteArray());
-            Optional<StoredMessage> stored = store.message(key);
-            if (stored.isEmpty() || stored.get().getEveryMs() <= 0 || !store.armed(key, stored.get())
+            Optional<StoredMessage> stored = store.queue().message(key);
+            if (stored.isEmpty() || stored.get().getEveryMs() <= 0 || !store.queue().armed(key, stored.get())
                     || stored.get().getDueAtMs() > stamp) {
                 continue;
             }
@@ -280,7 +280,7 @@ public final class QueueApplier implements CommandApplier {
      */
     private Optional<EventKey> fireOnRemoval(StoreBatch batch, EventKey key, StoredMessage m, long stamp,
                                             TermIndex position, int slot) {
-        if (m.getEveryMs() <= 0 || !store.armed(key, m)) {
+        if (m.getEveryMs() <= 0 || !store.queue().armed(key, m)) {
             return Optional.empty();
         }
         return Optional.of(rearm(batch, m, stamp, position, slot));
@@ -317,13 +317,13 @@ public final class QueueApplier implements CommandApplier {
             return ApplyResult.unchanged(position, stamp);
         }
         EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
-        Optional<StoredMessage> stored = store.message(key);
+        Optional<StoredMessage> stored = store.queue().message(key);
         if (stored.isEmpty()) {
             return ApplyResult.unchanged(position, stamp);
         }
         StoredMessage m = stored.get();
         Set<String> durable = batch.durableGroups(m.getTopic());
-        if (!durable.contains(cmd.getGroup()) || store.hasReceipt(key, cmd.getGroup())
+        if (!durable.contains(cmd.getGroup()) || store.queue().hasReceipt(key, cmd.getGroup())
                 || cmd.getDeadLetterTopic().equals(m.getTopic())) {
             return ApplyResult.unchanged(position, stamp);
         }
@@ -341,7 +341,7 @@ public final class QueueApplier implements CommandApplier {
         }
         batch.putReceipt(key, cmd.getGroup());
         List<EventKey> deleted = List.of();
-        if (durable.stream().allMatch(g -> g.equals(cmd.getGroup()) || store.hasReceipt(key, g))) {
+        if (durable.stream().allMatch(g -> g.equals(cmd.getGroup()) || store.queue().hasReceipt(key, g))) {
             batch.deleteMessage(key, m);
             deleted = List.of(key);
             fireOnRemoval(batch, key, m, stamp, position, 1).ifPresent(published::add);
@@ -362,9 +362,9 @@ public final class QueueApplier implements CommandApplier {
         batch.putTopicGroups(topic, groups);
         batch.putGroupPolicy(topic, group, null);
         List<EventKey> deleted = new ArrayList<>();
-        store.scanTopic(topic, (key, m) -> {
+        store.queue().scanTopic(topic, (key, m) -> {
             batch.forgetGroup(key, group);
-            if (!groups.isEmpty() && groups.stream().allMatch(g -> store.hasReceipt(key, g))) {
+            if (!groups.isEmpty() && groups.stream().allMatch(g -> store.queue().hasReceipt(key, g))) {
                 batch.deleteMessage(key, m);
                 deleted.add(key);
             }
@@ -384,7 +384,7 @@ public final class QueueApplier implements CommandApplier {
             return ApplyResult.unchanged(position, stamp);
         }
         EventKey key = EventKey.fromBytes(cmd.getEventKey().toByteArray());
-        Optional<StoredMessage> message = store.message(key);
+        Optional<StoredMessage> message = store.queue().message(key);
         if (message.isEmpty() && cmd.getByKey()) {
             return applyDeleteRearmed(batch, cmd, key, stamp, position);
         }
@@ -395,8 +395,8 @@ public final class QueueApplier implements CommandApplier {
         batch.deleteMessage(key, m);
         List<EventKey> deleted = new ArrayList<>(List.of(key));
         if (cmd.getByKey() && m.getEveryMs() > 0 && !m.getKey().isEmpty()) {
-            store.keyed(m.getTopic(), m.getKey()).filter(next -> !next.equals(key)).ifPresent(next -> {
-                store.message(next).ifPresent(n -> batch.deleteMessage(next, n));
+            store.queue().keyed(m.getTopic(), m.getKey()).filter(next -> !next.equals(key)).ifPresent(next -> {
+                store.queue().message(next).ifPresent(n -> batch.deleteMessage(next, n));
                 deleted.add(next);
             });
         }
@@ -411,8 +411,8 @@ public final class QueueApplier implements CommandApplier {
     private ApplyResult applyDeleteRearmed(StoreBatch batch, DeleteMessageCmd cmd, EventKey gone, long stamp,
                                            TermIndex position) {
         Optional<EventKey> armed = cmd.getScheduleKey().isEmpty() ? Optional.empty()
-                : store.keyed(cmd.getTopic(), cmd.getScheduleKey());
-        Optional<StoredMessage> next = armed.flatMap(store::message);
+                : store.queue().keyed(cmd.getTopic(), cmd.getScheduleKey());
+        Optional<StoredMessage> next = armed.flatMap(store.queue()::message);
         if (next.isEmpty()) {
             return ApplyResult.unchanged(position, stamp);
         }

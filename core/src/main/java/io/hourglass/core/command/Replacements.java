@@ -60,8 +60,8 @@ final class Replacements implements ApplyResult.Change {
         List<String> id = List.of(next.getTopic(), next.getKey());
         Map.Entry<EventKey, StoredMessage> earlier = inThisEntry.remove(id);
         if (earlier == null) {
-            Optional<EventKey> stored = store.keyed(next.getTopic(), next.getKey());
-            Optional<StoredMessage> message = stored.flatMap(store::message);
+            Optional<EventKey> stored = store.queue().keyed(next.getTopic(), next.getKey());
+            Optional<StoredMessage> message = stored.flatMap(store.queue()::message);
             if (message.isPresent() && !deleted.contains(stored.get())) {
                 earlier = Map.entry(stored.get(), message.get());
             }

@@ -53,13 +53,13 @@ final class Cancels {
      * {@link NotLeaderException} on a follower, or the replication failure.
      */
     CompletableFuture<CancelOutcome> cancel(String topic, EventKey key) {
-        return cancel(topic, () -> store.message(key).filter(m -> m.getTopic().equals(topic)).map(m -> key)
+        return cancel(topic, () -> store.queue().message(key).filter(m -> m.getTopic().equals(topic)).map(m -> key)
                 .orElseThrow(() -> new NotFoundException("topic " + topic + " holds no pending message " + key.toHex())));
     }
 
     /** {@link #cancel(String, EventKey)} of the message stored under schedule key {@code key}. */
     CompletableFuture<CancelOutcome> cancelKeyed(String topic, String key) {
-        return cancel(topic, () -> store.keyed(topic, key).orElseThrow(() -> new NotFoundException(
+        return cancel(topic, () -> store.queue().keyed(topic, key).orElseThrow(() -> new NotFoundException(
                 "topic " + topic + " holds no pending message with key '" + HourglassException.excerpt(key) + "'")), key);
     }
 
@@ -81,7 +81,7 @@ final class Cancels {
                 throw replicator.notLeader();
             }
             EventKey key = resolve.get();
-            boolean delivered = inFlight.touched(key) || store.hasAnyReceipt(key);
+            boolean delivered = inFlight.touched(key) || store.queue().hasAnyReceipt(key);
             if (!delivered) {
                 dispatcher.hold(key);
             }

@@ -140,7 +140,7 @@ final class DeadLetters {
      */
     private java.util.concurrent.CompletableFuture<?> moveAcross(Replicator there, EventKey key, String group,
                                                                  String deadLetterTopic, int deliveries, String reason) {
-        java.util.Optional<io.hourglass.core.proto.StoredMessage> stored = store.message(key);
+        java.util.Optional<io.hourglass.core.proto.StoredMessage> stored = store.queue().message(key);
         if (stored.isEmpty()) {
             return java.util.concurrent.CompletableFuture.completedFuture(null); // acknowledged or removed meanwhile
         }

@@ -424,7 +424,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
                 return 0;
             }
             int[] n = {0};
-            store.scanExpired(clock.millis(), key -> {
+            store.queue().scanExpired(clock.millis(), key -> {
                 metrics.expiryKeysRead.increment();
                 if (deleter.submitOnce(key, StateApplier.ALL_GROUPS)) {
                     metrics.expired.increment();

@@ -4,6 +4,7 @@ import io.hourglass.core.command.StateApplier;
 import io.hourglass.core.proto.StoredMessage;
 import io.hourglass.core.storage.EventKey;
 import io.hourglass.core.storage.EventStore;
+import io.hourglass.core.storage.QueueStore;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,7 +23,7 @@ import java.util.TreeMap;
  * <ul>
  *   <li>Each recipient of a topic has a <em>frontier</em>: every key before it has been offered to
  *       that recipient. A pass reads the topic's due range once, from the lowest frontier among
- *       recipients with room, with receipts merged in ({@link EventStore#scanDueFrom}), and stops at
+ *       recipients with room, with receipts merged in ({@link QueueStore#scanDueFrom}), and stops at
  *       the first key not yet due (whose due time arms a timer) or when everyone is full. A new
  *       recipient starts at the topic's first key.</li>
  *   <li>Keys behind a frontier come back only through {@link #redeliver}: a NACK, a disconnect, an
@@ -89,12 +90,12 @@ final class Dispatcher {
      * deferrals. O(unacknowledged messages with a count or a deferral).
      */
     void loadReplicated() {
-        store.scanDeliveryCounts((key, group, deliveries) -> {
+        store.queue().scanDeliveryCounts((key, group, deliveries) -> {
             inFlight.prior(key, new Recipient.Group(group), deliveries);
             return true;
         });
-        store.scanDeferred((key, group, until) -> {
-            store.message(key).ifPresent(m -> defer(key, new Recipient.Group(group), m.getTopic(), until));
+        store.queue().scanDeferred((key, group, until) -> {
+            store.queue().message(key).ifPresent(m -> defer(key, new Recipient.Group(group), m.getTopic(), until));
             return true;
         });
     }
@@ -147,7 +148,7 @@ final class Dispatcher {
     /** The group's back-off before redelivering after attempt {@link InFlightTracker#attempt}; 0: none. */
     private long backoffMs(EventKey key, Recipient recipient, String topic) {
         return recipient instanceof Recipient.Group g
-                ? BackOff.afterAttempt(store.groupPolicy(topic, g.name()).orElse(null), inFlight.attempt(key, recipient)) : 0;
+                ? BackOff.afterAttempt(store.queue().groupPolicy(topic, g.name()).orElse(null), inFlight.attempt(key, recipient)) : 0;
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */
@@ -198,7 +199,7 @@ final class Dispatcher {
      */
     void unhold(EventKey key) {
         Integer left = held.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
-        if (left == null && !store.message(key).isEmpty()) {
+        if (left == null && !store.queue().message(key).isEmpty()) {
             published(List.of(key));
         }
     }
@@ -245,7 +246,7 @@ final class Dispatcher {
                 continue; // read it once someone it waits for has room
             }
             metrics.messagesRead.increment();
-            Optional<StoredMessage> stored = store.message(key);
+            Optional<StoredMessage> stored = store.queue().message(key);
             if (stored.isEmpty() || expired(key, stored.get(), now)) {
                 it.remove();
                 continue;
@@ -303,7 +304,7 @@ final class Dispatcher {
                 return Outcome.FULL;
             }
             if (inFlight.isBlocked(key, recipient, now)
-                    || (receipts == null ? store.hasReceipt(key, g.name()) : receipts.contains(g.name()))) {
+                    || (receipts == null ? store.queue().hasReceipt(key, g.name()) : receipts.contains(g.name()))) {
                 return Outcome.SKIPPED;
             }
             if (deadLetters != null && (deadLetters.moving(key, g.name()) || reachedLimit(route.topic(), g, key))) {
@@ -344,7 +345,7 @@ final class Dispatcher {
         if (next <= 1) {
             return false;
         }
-        io.hourglass.core.proto.GroupPolicy policy = store.groupPolicy(topic, g.name()).orElse(null);
+        io.hourglass.core.proto.GroupPolicy policy = store.queue().groupPolicy(topic, g.name()).orElse(null);
         if (policy == null || policy.getMaxDeliveries() <= 0 || next <= policy.getMaxDeliveries()
                 || policy.getDeadLetterTopic().isEmpty()) {
             return false;
@@ -375,7 +376,7 @@ final class Dispatcher {
         }
         metrics.topicScans.increment();
         int[] n = {0};
-        long next = store.scanDueFrom(hash, start, now, (key, value, receipts) -> {
+        long next = store.queue().scanDueFrom(hash, start, now, (key, value, receipts) -> {
             StoredMessage message = null;
             for (Iterator<Recipient> it = active.iterator(); it.hasNext(); ) {
                 Recipient r = it.next();
@@ -388,7 +389,7 @@ final class Dispatcher {
                 }
                 if (message == null) {
                     metrics.messagesRead.increment();
-                    message = EventStore.parseMessage(value);
+                    message = QueueStore.parse(value);
                     if (!message.getTopic().equals(topic) || expired(key, message, now)) {
                         advanceAll(active, lanes, key, first);
                         return true; // another topic with the same hash, or its TTL passed

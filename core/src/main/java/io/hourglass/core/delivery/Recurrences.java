@@ -40,7 +40,7 @@ final class Recurrences {
     /** Proposes the FireCmd of what fell due; returns how many messages it named. */
     int fireDue() {
         List<EventKey> due = new ArrayList<>();
-        store.scanRecurringDue(clock.millis(), key -> {
+        store.queue().scanRecurringDue(clock.millis(), key -> {
             if (firing.add(key)) {
                 due.add(key);
             }

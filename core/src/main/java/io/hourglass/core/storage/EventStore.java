@@ -29,9 +29,9 @@ import org.slf4j.LoggerFactory;
  * atomically, so after a crash the store holds exactly the entries up to {@link #appliedIndex()}.
  *
  * <p>This class owns the lifecycle (open, checkpoint, restore, digest, close) and the raw reads;
- * the domains' reads live in views of this package — {@code QueueStore} (messages, receipts,
- * expiry; delegated to from here), {@code TopicRegistry}, {@link ProducerIds} — and in the rooms'
- * own view of the {@code rooms} column family.
+ * the domains' reads live in views of this package — {@link QueueStore} (messages, receipts,
+ * due and expiry indexes: {@link #queue()}), {@code TopicRegistry}, {@link ProducerIds} — and in
+ * the rooms' own view of the {@code rooms} column family.
  *
  * <p>Thread-safety: reads from any thread; {@code commit} from the single apply thread.
  */
@@ -148,70 +148,9 @@ public final class EventStore implements AutoCloseable {
         }
     }
 
-    public Optional<StoredMessage> message(EventKey key) {
-        return queue.message(key);
-    }
-
-    public boolean hasReceipt(EventKey key, String group) {
-        return queue.hasReceipt(key, group);
-    }
-
-    /** The stored message of {@code topic} under schedule key {@code key}, if any. */
-    public Optional<EventKey> keyed(String topic, String key) {
-        return queue.keyed(topic, key);
-    }
-
-
-    /** Messages due after {@code nowMs} within each horizon (ascending), over all topics; see QueueStore. */
-    public long[] countDueWithin(long nowMs, long... horizonsMs) {
-        return queue.countDueWithin(nowMs, horizonsMs);
-    }
-
-    /** Receives one stored deferral; returns whether to go on. */
-    @FunctionalInterface
-    public interface DeferralVisitor {
-        boolean visit(EventKey key, String group, long untilMs);
-    }
-
-    /** Every stored deferral (delayed NACKs of durable groups), in key order. */
-    public void scanDeferred(DeferralVisitor visitor) {
-        queue.scanDeferred(visitor);
-    }
-
-    /** Recurring messages due by {@code nowMs} that have not fired yet (leader's re-arm janitor). */
-    public void scanRecurringDue(long nowMs, Predicate<EventKey> visitor) {
-        queue.scanRecurringDue(nowMs, visitor);
-    }
-
-    /** Whether recurring message {@code key} is still to fire. */
-    public boolean armed(EventKey key, StoredMessage message) {
-        return queue.armed(key, message);
-    }
-
-    /** Receives one stored delivery count; returns whether to go on. */
-    @FunctionalInterface
-    public interface CountVisitor {
-        boolean visit(EventKey key, String group, int deliveries);
-    }
-
-    /** Every stored delivery count of a durable group (DeliveryCount), in key order. */
-    public void scanDeliveryCounts(CountVisitor visitor) {
-        queue.scanDeliveryCounts(visitor);
-    }
-
-    /** How many deliveries of the message to {@code group} were replicated (0: none). */
-    public int deliveryCount(EventKey key, String group) {
-        return queue.deliveryCount(key, group);
-    }
-
-    /** The redelivery policy of durable group {@code group} of {@code topic}, if configured. */
-    public Optional<io.hourglass.core.proto.GroupPolicy> groupPolicy(String topic, String group) {
-        return queue.groupPolicy(topic, group);
-    }
-
-    /** Whether any durable group has acknowledged the message. */
-    public boolean hasAnyReceipt(EventKey key) {
-        return queue.hasAnyReceipt(key);
+    /** The scheduled queue's view of this store (messages, receipts, due and expiry indexes). */
+    public QueueStore queue() {
+        return queue;
     }
 
     /** The durable groups of a topic (empty when it has none). */
@@ -221,31 +160,6 @@ public final class EventStore implements AutoCloseable {
 
     public Map<String, Set<String>> topicRegistry() {
         return registry.all();
-    }
-
-    /** Receives scanned messages; returns false to stop the scan. */
-    @FunctionalInterface
-    public interface ScanVisitor {
-        boolean visit(EventKey key, StoredMessage message);
-    }
-
-    /**
-     * Visits, in key order, the messages of one topic hash due at {@code nowMs}. Reads a consistent
-     * snapshot and never touches keys due later (the iterator's upper bound stops it).
-     */
-    public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
-        queue.scanDue(topicHash, nowMs, visitor);
-    }
-
-    /**
-     * Visits, in key order from {@code from}, the messages of one topic hash due at {@code nowMs},
-     * each with the groups that hold a receipt for it, all read from one snapshot in one pass (a
-     * second iterator walks the receipts in step, instead of a point read per message and group).
-     * Returns the due time of the first key after {@code nowMs} (the next one to fall due), or
-     * {@link Long#MAX_VALUE} when none follows or the visitor stopped the scan.
-     */
-    public long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
-        return queue.scanDueFrom(topicHash, from, nowMs, visitor);
     }
 
     /** Runs {@code body} over one consistent snapshot of the open database (same package). */
@@ -261,33 +175,9 @@ public final class EventStore implements AutoCloseable {
         }
     }
 
-    /** Parses a stored message value (a scan's raw bytes). */
-    public static StoredMessage parseMessage(byte[] value) {
-        return QueueStore.parse(value);
-    }
-
-    /** Visits the keys of messages whose expiry time is at or before {@code nowMs}. */
-    public void scanExpired(long nowMs, Predicate<EventKey> visitor) {
-        queue.scanExpired(nowMs, visitor);
-    }
-
-    /** Visits every stored message in key order (admin and tests; O(store)). */
-    public void scanAll(ScanVisitor visitor) {
-        queue.scanAll(visitor);
-    }
-
     /** A topic's figures for operators, from counters and key indexes (see {@link TopicFigures}). */
     public TopicFigures topicFigures() {
         return figures;
-    }
-    /** Visits every stored message of one topic (due or not), in key order. */
-    public void scanTopic(String topic, ScanVisitor visitor) {
-        queue.scanTopic(topic, visitor);
-    }
-
-    /** {@link #scanTopic} from key {@code from} on (inclusive), seeking there instead of reading what lies before. */
-    public void scanTopicFrom(String topic, EventKey from, ScanVisitor visitor) {
-        queue.scanTopicFrom(topic, from, visitor);
     }
 
     /** The key a publish's producer id was stored under within the dedup window ({@link ProducerIds}). */
@@ -336,11 +226,20 @@ public final class EventStore implements AutoCloseable {
 
     /** Reads one key of a column family chosen by the caller (same package). */
     byte[] get(Function<Db, ColumnFamilyHandle> family, byte[] key) {
+        return current(d -> {
+            try {
+                return d.rocks.get(family.apply(d), key);
+            } catch (RocksDBException e) {
+                throw new StorageException("read failed: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    /** Applies {@code body} to the open database, which no restore swaps meanwhile; no snapshot (same package). */
+    <T> T current(Function<Db, T> body) {
         swap.readLock().lock();
         try {
-            return db.rocks.get(family.apply(db), key);
-        } catch (RocksDBException e) {
-            throw new StorageException("read failed: " + e.getMessage(), e);
+            return body.apply(db);
         } finally {
             swap.readLock().unlock();
         }

@@ -8,11 +8,31 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * The scheduled queue's reads of the {@code events}, {@code expiry} and {@code receipts} column
- * families (DESIGN §2). Reached through {@link EventStore}, which delegates to it; reads from any
- * thread, each scan from one consistent snapshot.
+ * The scheduled queue's view of the store: its reads of the {@code events}, {@code expiry},
+ * {@code receipts}, {@code deferred}, {@code deliveries}, {@code recurring} and {@code keys} column
+ * families (DESIGN §2), as {@code RoomStore} is the rooms'. Reached with {@link EventStore#queue()};
+ * reads from any thread, each scan from one consistent snapshot (of whichever database the store
+ * holds at the time: a checkpoint install swaps it under the view).
  */
-final class QueueStore {
+public final class QueueStore {
+    /** Receives scanned messages; returns false to stop the scan. */
+    @FunctionalInterface
+    public interface ScanVisitor {
+        boolean visit(EventKey key, StoredMessage message);
+    }
+
+    /** Receives one stored deferral; returns whether to go on. */
+    @FunctionalInterface
+    public interface DeferralVisitor {
+        boolean visit(EventKey key, String group, long untilMs);
+    }
+
+    /** Receives one stored delivery count; returns whether to go on. */
+    @FunctionalInterface
+    public interface CountVisitor {
+        boolean visit(EventKey key, String group, int deliveries);
+    }
+
     private final EventStore store;
     private final DueCounts dueCounts;
 
@@ -21,17 +41,17 @@ final class QueueStore {
         this.dueCounts = dueCounts;
     }
 
-    Optional<StoredMessage> message(EventKey key) {
+    public Optional<StoredMessage> message(EventKey key) {
         byte[] value = store.get(d -> d.events, key.toBytes());
         return value == null ? Optional.empty() : Optional.of(parse(value));
     }
 
-    boolean hasReceipt(EventKey key, String group) {
+    public boolean hasReceipt(EventKey key, String group) {
         return store.get(d -> d.receipts, StoreKeys.receiptKey(key, group)) != null;
     }
 
     /** The stored message of {@code topic} under schedule key {@code key}, if any (hash collisions ruled out). */
-    Optional<EventKey> keyed(String topic, String key) {
+    public Optional<EventKey> keyed(String topic, String key) {
         byte[] value = store.get(d -> d.keys, StoreKeys.scheduleKey(topic, key));
         if (value == null) {
             return Optional.empty();
@@ -48,7 +68,7 @@ final class QueueStore {
      * minute's count ({@link #partOfMinute}; a gauge, not a ledger). So a count costs O(topics +
      * minutes + 4 × {@link #EXACT_MINUTE_LIMIT}) whatever is pending and however densely; no value is read.
      */
-    long[] countDueWithin(long nowMs, long[] horizonsMs) {
+    public long[] countDueWithin(long nowMs, long... horizonsMs) {
         long[] counts = new long[horizonsMs.length];
         long fromMs = nowMs + 1;
         long firstMinute = DueCounts.minute(fromMs);
@@ -116,7 +136,7 @@ final class QueueStore {
     }
 
     /** Every stored deferral (a delayed NACK of a durable group): key, group, until. */
-    void scanDeferred(EventStore.DeferralVisitor visitor) {
+    public void scanDeferred(DeferralVisitor visitor) {
         store.scan(d -> d.deferred, new byte[0], null, (k, v) -> visitor.visit(
                 EventKey.fromBytes(Arrays.copyOf(k, EventKey.LENGTH)),
                 new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, java.nio.charset.StandardCharsets.UTF_8),
@@ -124,13 +144,13 @@ final class QueueStore {
     }
 
     /** The deliveries of the message to {@code group} the store counted (0: none). */
-    int deliveryCount(EventKey key, String group) {
+    public int deliveryCount(EventKey key, String group) {
         byte[] v = store.get(d -> d.deliveries, StoreKeys.receiptKey(key, group));
         return v == null ? 0 : ByteBuffer.wrap(v).getInt();
     }
 
     /** Every stored delivery count: key, group, count. */
-    void scanDeliveryCounts(EventStore.CountVisitor visitor) {
+    public void scanDeliveryCounts(CountVisitor visitor) {
         store.scan(d -> d.deliveries, new byte[0], null, (k, v) -> visitor.visit(
                 EventKey.fromBytes(Arrays.copyOf(k, EventKey.LENGTH)),
                 new String(k, EventKey.LENGTH, k.length - EventKey.LENGTH, java.nio.charset.StandardCharsets.UTF_8),
@@ -138,7 +158,7 @@ final class QueueStore {
     }
 
     /** The policy of a durable group, if one was configured. */
-    Optional<io.hourglass.core.proto.GroupPolicy> groupPolicy(String topic, String group) {
+    public Optional<io.hourglass.core.proto.GroupPolicy> groupPolicy(String topic, String group) {
         byte[] v = store.get(d -> d.meta, StoreKeys.groupPolicyKey(topic, group));
         if (v == null) {
             return Optional.empty();
@@ -151,7 +171,7 @@ final class QueueStore {
     }
 
     /** Whether any durable group has acknowledged the message (its receipts share its key as their prefix). */
-    boolean hasAnyReceipt(EventKey key) {
+    public boolean hasAnyReceipt(EventKey key) {
         byte[] k = key.toBytes();
         boolean[] found = {false};
         store.scan(d -> d.receipts, k, StoreBatch.successor(k), (rk, v) -> {
@@ -162,32 +182,38 @@ final class QueueStore {
     }
 
     /** Messages of one topic hash due at {@code nowMs}; the iterator's upper bound keeps later keys unread. */
-    void scanDue(long topicHash, long nowMs, EventStore.ScanVisitor visitor) {
+    public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
         store.scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
                 (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
     }
 
-    /** The dispatcher's one-pass read of a due range with its receipts ({@link DueRange}). */
-    long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
+    /**
+     * Visits, in key order from {@code from}, the messages of one topic hash due at {@code nowMs},
+     * each with the groups that hold a receipt for it, all read from one snapshot in one pass (a
+     * second iterator walks the receipts in step, instead of a point read per message and group).
+     * Returns the due time of the first key after {@code nowMs} (the next one to fall due), or
+     * {@link Long#MAX_VALUE} when none follows or the visitor stopped the scan ({@link DueRange}).
+     */
+    public long scanDueFrom(long topicHash, EventKey from, long nowMs, DueRange.Visitor visitor) {
         return store.read((d, snapshot) -> DueRange.scan(d, snapshot, topicHash, from, nowMs, visitor));
     }
 
     /** Recurring messages not yet fired that are due by {@code nowMs}, in due order. */
-    void scanRecurringDue(long nowMs, Predicate<EventKey> visitor) {
+    public void scanRecurringDue(long nowMs, Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
         store.scan(d -> d.recurring, new byte[0], end, (k, v) -> visitor.test(
                 EventKey.fromBytes(Arrays.copyOfRange(k, 8, 8 + EventKey.LENGTH))));
     }
 
-    /** Whether the recurring message is still to fire. */
-    boolean armed(EventKey key, StoredMessage m) {
+    /** Whether recurring message {@code key} is still to fire. */
+    public boolean armed(EventKey key, StoredMessage m) {
         return store.get(d -> d.recurring, StoreKeys.expiryKey(m.getDueAtMs(), key)) != null;
     }
 
     /** Expiry keys due by {@code nowMs}, from the index's {@link ExpiryFloor} on (the TTL janitor's sweep). */
-    void scanExpired(long nowMs, Predicate<EventKey> visitor) {
+    public void scanExpired(long nowMs, Predicate<EventKey> visitor) {
         byte[] end = ByteBuffer.allocate(8).putLong(nowMs + 1).array();
-        ExpiryFloor floor = store.read((d, snapshot) -> d.expiryFloor);
+        ExpiryFloor floor = store.current(d -> d.expiryFloor);
         long from = floor.beginSweep(); // before the snapshot the sweep reads
         store.read((d, snapshot) -> {
             boolean same = d.expiryFloor == floor; // else the store was replaced: read it all, keep its floor
@@ -203,17 +229,18 @@ final class QueueStore {
         });
     }
 
-    void scanAll(EventStore.ScanVisitor visitor) {
+    /** Visits every stored message in key order (admin and tests; O(store)). */
+    public void scanAll(ScanVisitor visitor) {
         store.scan(d -> d.events, new byte[0], null, (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
     }
 
     /** Every message of one topic; messages of another topic with the same hash are skipped. */
-    void scanTopic(String topic, EventStore.ScanVisitor visitor) {
+    public void scanTopic(String topic, ScanVisitor visitor) {
         scanTopicFrom(topic, null, visitor);
     }
 
     /** {@link #scanTopic} from {@code from} on (inclusive; null: the topic's first key), seeking there. */
-    void scanTopicFrom(String topic, EventKey from, EventStore.ScanVisitor visitor) {
+    public void scanTopicFrom(String topic, EventKey from, ScanVisitor visitor) {
         long hash = EventKey.topicHash(topic);
         byte[] end = hash == -1L ? null : EventKey.scanStart(hash + 1);
         byte[] start = from == null || from.topicHash() != hash ? EventKey.scanStart(hash) : from.toBytes();
@@ -223,7 +250,8 @@ final class QueueStore {
         });
     }
 
-    static StoredMessage parse(byte[] value) {
+    /** Parses a stored message value (a scan's raw bytes). */
+    public static StoredMessage parse(byte[] value) {
         try {
             return StoredMessage.parseFrom(value);
         } catch (InvalidProtocolBufferException e) {

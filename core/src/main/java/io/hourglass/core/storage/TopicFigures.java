@@ -133,7 +133,7 @@ public final class TopicFigures {
     }
 
     /** The topic's stored delivery counts of durable groups (key, group, count); O(those entries). */
-    public void deliveryCounts(String topic, EventStore.CountVisitor visitor) {
+    public void deliveryCounts(String topic, QueueStore.CountVisitor visitor) {
         long hash = EventKey.topicHash(topic);
         store.scan(d -> d.deliveries, EventKey.scanStart(hash), end(hash), (k, v) -> visitor.visit(
                 EventKey.fromBytes(Arrays.copyOf(k, EventKey.LENGTH)),

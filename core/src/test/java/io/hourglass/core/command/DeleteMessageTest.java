@@ -64,18 +64,18 @@ class DeleteMessageTest {
         EventKey kept = put.published().get(1);
         apply(Command.newBuilder().setDeleteBatch(DeleteBatchCmd.newBuilder().addDeletions(Deletion.newBuilder()
                 .setEventKey(ByteString.copyFrom(doomed.toBytes())).setGroup("a"))), 11);
-        assertTrue(store.hasReceipt(doomed, "a"));
+        assertTrue(store.queue().hasReceipt(doomed, "a"));
 
         ApplyResult r = apply(deleteMessage("t", doomed), 12);
 
         assertEquals(List.of(doomed), r.deleted(), "listed as deleted: every replica clears it from in-flight");
         assertEquals(1, r.reply().getDeletedCount());
-        assertTrue(store.message(doomed).isEmpty());
-        assertFalse(store.hasReceipt(doomed, "a"));
+        assertTrue(store.queue().message(doomed).isEmpty());
+        assertFalse(store.queue().hasReceipt(doomed, "a"));
         List<EventKey> expired = new ArrayList<>();
-        store.scanExpired(Long.MAX_VALUE, expired::add);
+        store.queue().scanExpired(Long.MAX_VALUE, expired::add);
         assertEquals(List.of(), expired, "its expiry entry went with it");
-        assertTrue(store.message(kept).isPresent());
+        assertTrue(store.queue().message(kept).isPresent());
     }
 
     @Test
@@ -86,7 +86,7 @@ class DeleteMessageTest {
 
         ApplyResult wrongTopic = apply(deleteMessage("other", key), 11);
         assertEquals(0, wrongTopic.reply().getDeletedCount());
-        assertTrue(store.message(key).isPresent());
+        assertTrue(store.queue().message(key).isPresent());
 
         assertEquals(1, apply(deleteMessage("t", key), 12).reply().getDeletedCount());
         ApplyResult again = apply(deleteMessage("t", key), 13);

@@ -74,7 +74,7 @@ class PublishCoalescerTest {
 
     private static List<String> payloads(EventStore store, CommandReply reply) {
         return reply.getPublishedKeysList().stream()
-                .map(k -> store.message(EventKey.fromBytes(k.toByteArray())).orElseThrow().getPayload().toStringUtf8())
+                .map(k -> store.queue().message(EventKey.fromBytes(k.toByteArray())).orElseThrow().getPayload().toStringUtf8())
                 .toList();
     }
 

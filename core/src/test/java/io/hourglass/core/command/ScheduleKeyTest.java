@@ -63,25 +63,25 @@ class ScheduleKeyTest {
 
     private List<EventKey> expiring() {
         List<EventKey> out = new ArrayList<>();
-        store.scanExpired(Long.MAX_VALUE, out::add);
+        store.queue().scanExpired(Long.MAX_VALUE, out::add);
         return out;
     }
 
     @Test
     void aSecondPublishWithTheKeyReplacesPayloadDueTimeAndTtlAndNamesTheReplacedId() {
         EventKey first = put(1_000, keyed("t", "order-7", "v1", 60_000, 5_000)).published().get(0);
-        assertEquals(Optional.of(first), store.keyed("t", "order-7"));
+        assertEquals(Optional.of(first), store.queue().keyed("t", "order-7"));
 
         ApplyResult second = put(2_000, keyed("t", "order-7", "v2", 10_000, 0));
 
         EventKey now = second.published().get(0);
         assertEquals(first, replaced(second, 0));
         assertEquals(List.of(first), second.deleted(), "every replica drops in-flight copies of the replaced one");
-        assertTrue(store.message(first).isEmpty());
-        assertEquals("v2", store.message(now).orElseThrow().getPayload().toStringUtf8());
+        assertTrue(store.queue().message(first).isEmpty());
+        assertEquals("v2", store.queue().message(now).orElseThrow().getPayload().toStringUtf8());
         assertEquals(12_000, now.dueAtMs(), "the new delay counts from the new publish");
         assertEquals(List.of(), expiring(), "the replaced TTL went with it; the new one has none");
-        assertEquals(Optional.of(now), store.keyed("t", "order-7"));
+        assertEquals(Optional.of(now), store.queue().keyed("t", "order-7"));
     }
 
     @Test
@@ -92,8 +92,8 @@ class ScheduleKeyTest {
 
         assertTrue(other.deleted().isEmpty());
         assertEquals(0, other.reply().getReplacedKeysCount(), "nothing replaced: nothing answered");
-        assertTrue(store.message(a).isPresent());
-        assertEquals(Optional.of(a), store.keyed("a", "k"));
+        assertTrue(store.queue().message(a).isPresent());
+        assertEquals(Optional.of(a), store.queue().keyed("a", "k"));
     }
 
     @Test
@@ -104,8 +104,8 @@ class ScheduleKeyTest {
         EventKey two = r.published().get(1);
         assertEquals(one, replaced(r, 1));
         assertEquals(null, replaced(r, 0));
-        assertTrue(store.message(one).isEmpty());
-        assertEquals(Optional.of(two), store.keyed("t", "k"));
+        assertTrue(store.queue().message(one).isEmpty());
+        assertEquals(Optional.of(two), store.queue().keyed("t", "k"));
     }
 
     @Test
@@ -113,12 +113,12 @@ class ScheduleKeyTest {
         EventKey first = put(1_000, keyed("t", "k", "v1", 60_000, 0)).published().get(0);
         applier.apply(QueueCommands.deleteMessage("t", first).toBuilder().setStampedAtMs(1_500).build(),
                 new TermIndex(1, ++index));
-        assertEquals(Optional.empty(), store.keyed("t", "k"));
+        assertEquals(Optional.empty(), store.queue().keyed("t", "k"));
 
         ApplyResult again = put(2_000, keyed("t", "k", "v2", 60_000, 0));
 
         assertTrue(again.deleted().isEmpty());
-        assertEquals(Optional.of(again.published().get(0)), store.keyed("t", "k"));
+        assertEquals(Optional.of(again.published().get(0)), store.queue().keyed("t", "k"));
     }
 
     @Test
@@ -128,6 +128,6 @@ class ScheduleKeyTest {
 
         assertEquals(first.published(), retry.published());
         assertTrue(retry.deleted().isEmpty());
-        assertTrue(store.message(first.published().get(0)).isPresent());
+        assertTrue(store.queue().message(first.published().get(0)).isPresent());
     }
 }

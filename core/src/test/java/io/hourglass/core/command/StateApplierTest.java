@@ -72,7 +72,7 @@ class StateApplierTest {
         assertEquals(2, r.published().size());
         EventKey k = r.published().get(0);
         assertEquals(1_005_000, k.dueAtMs());
-        var m = store.message(k).orElseThrow();
+        var m = store.queue().message(k).orElseThrow();
         assertEquals(1_000_000, m.getEnqueuedAtMs());
         assertEquals(1_007_000, m.getExpiresAtMs(), "TTL counts from the due time");
         assertFalse(r.duePublished());
@@ -99,15 +99,15 @@ class StateApplierTest {
         ApplyResult first = apply(delete(k, "billing"), 4);
         assertEquals(List.of(new ApplyResult.Receipt(k, "billing")), first.receipts());
         assertTrue(first.deleted().isEmpty());
-        assertTrue(store.message(k).isPresent());
-        assertTrue(store.hasReceipt(k, "billing"));
+        assertTrue(store.queue().message(k).isPresent());
+        assertTrue(store.queue().hasReceipt(k, "billing"));
 
         ApplyResult second = apply(delete(k, "audit"), 5);
         assertEquals(List.of(k), second.deleted());
-        assertTrue(store.message(k).isEmpty());
-        assertFalse(store.hasReceipt(k, "billing"), "receipts go with the message");
+        assertTrue(store.queue().message(k).isEmpty());
+        assertFalse(store.queue().hasReceipt(k, "billing"), "receipts go with the message");
         List<EventKey> expired = new ArrayList<>();
-        store.scanExpired(Long.MAX_VALUE - 1, expired::add);
+        store.queue().scanExpired(Long.MAX_VALUE - 1, expired::add);
         assertTrue(expired.isEmpty(), "the expiry index entry goes with the message");
     }
 
@@ -127,7 +127,7 @@ class StateApplierTest {
         apply(register("t", "a"), 1);
         EventKey k = apply(put("t", 0, 0, "m"), 2).published().get(0);
         assertTrue(apply(delete(k, "stranger"), 3).receipts().isEmpty());
-        assertTrue(store.message(k).isPresent());
+        assertTrue(store.queue().message(k).isPresent());
         assertEquals(List.of(k), apply(delete(k, StateApplier.ALL_GROUPS), 4).deleted());
         assertTrue(apply(delete(k, StateApplier.ALL_GROUPS), 5).deleted().isEmpty(), "idempotent");
     }
@@ -148,7 +148,7 @@ class StateApplierTest {
 
     private int countMessages() {
         int[] n = {0};
-        store.scanAll((k, m) -> ++n[0] > 0);
+        store.queue().scanAll((k, m) -> ++n[0] > 0);
         return n[0];
     }
 
@@ -198,9 +198,9 @@ class StateApplierTest {
         ApplyResult r = apply(Command.newBuilder().setPurgeTopic(io.hourglass.core.proto.PurgeTopicCmd.newBuilder().setTopic("t")), 4);
         assertEquals(3, r.deleted().size());
         assertEquals(1, countMessages());
-        assertTrue(store.message(other).isPresent());
+        assertTrue(store.queue().message(other).isPresent());
         List<EventKey> expiring = new ArrayList<>();
-        store.scanExpired(Long.MAX_VALUE - 1, expiring::add);
+        store.queue().scanExpired(Long.MAX_VALUE - 1, expiring::add);
         assertTrue(expiring.isEmpty(), "expiry entries purged with their messages");
     }
 
@@ -214,7 +214,7 @@ class StateApplierTest {
         ApplyResult r = apply(Command.newBuilder().setDeleteGroup(
                 io.hourglass.core.proto.DeleteGroupCmd.newBuilder().setTopic("t").setGroup("b")), 6);
         assertEquals(List.of(ackedByA), r.deleted());
-        assertTrue(store.message(ackedByNone).isPresent(), "group a has not acknowledged it");
+        assertTrue(store.queue().message(ackedByNone).isPresent(), "group a has not acknowledged it");
         assertEquals(java.util.Set.of("a"), store.durableGroups("t"));
     }
 
@@ -254,7 +254,7 @@ class StateApplierTest {
         Command c = QueueCommands.publish(List.of(
                 QueueCommands.message("t", ByteString.copyFromUtf8("a"), java.util.Map.of("k", "v"), 10, 20, "p-9")));
         EventKey k = apply(c.toBuilder(), 1_000).published().get(0);
-        var m = store.message(k).orElseThrow();
+        var m = store.queue().message(k).orElseThrow();
         assertEquals(1_010, m.getDueAtMs());
         assertEquals(1_030, m.getExpiresAtMs());
         assertEquals("v", m.getHeadersOrThrow("k"));
@@ -272,11 +272,11 @@ class StateApplierTest {
 
         store = EventStore.open(dir.resolve("db"));
         assertEquals(before, store.appliedIndex());
-        assertTrue(store.message(kept).isPresent());
-        assertTrue(store.message(acked).isEmpty());
+        assertTrue(store.queue().message(kept).isPresent());
+        assertTrue(store.queue().message(acked).isEmpty());
         assertEquals(java.util.Set.of("g"), store.durableGroups("t"));
         List<EventKey> expiring = new ArrayList<>();
-        store.scanExpired(Long.MAX_VALUE - 1, expiring::add);
+        store.queue().scanExpired(Long.MAX_VALUE - 1, expiring::add);
         assertEquals(List.of(kept), expiring);
     }
 
@@ -286,10 +286,10 @@ class StateApplierTest {
         apply(put("t", 50, 0, "later"), 100);
         apply(put("u", 0, 0, "other topic"), 100);
         List<EventKey> seen = new ArrayList<>();
-        store.scanDue(EventKey.topicHash("t"), 149, (k, m) -> seen.add(k));
+        store.queue().scanDue(EventKey.topicHash("t"), 149, (k, m) -> seen.add(k));
         assertEquals(List.of(due), seen);
         seen.clear();
-        store.scanDue(EventKey.topicHash("t"), 150, (k, m) -> seen.add(k));
+        store.queue().scanDue(EventKey.topicHash("t"), 150, (k, m) -> seen.add(k));
         assertEquals(2, seen.size());
     }
 

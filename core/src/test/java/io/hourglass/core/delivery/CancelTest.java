@@ -47,9 +47,9 @@ class CancelTest {
 
         assertEquals(CancelOutcome.CANCELLED, f.engine.cancel("t", key).join());
 
-        assertTrue(f.store.message(key).isEmpty(), "deleted through replication");
+        assertTrue(f.store.queue().message(key).isEmpty(), "deleted through replication");
         List<EventKey> expiring = new java.util.ArrayList<>();
-        f.store.scanExpired(Long.MAX_VALUE, expiring::add);
+        f.store.queue().scanExpired(Long.MAX_VALUE, expiring::add);
         assertEquals(List.of(), expiring, "its expiry entry went with it");
         f.advance(Duration.ofSeconds(11));
         assertEquals(0, f.engine.dispatchOnce());
@@ -103,7 +103,7 @@ class CancelTest {
 
         assertEquals(CancelOutcome.ALREADY_DELIVERED, f.engine.cancel("t", key).join());
 
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
         f.advance(DeliveryConfig.DEFAULTS.inFlightTimeout().plusSeconds(1));
         assertEquals(0, f.engine.dispatchOnce(), "not redelivered after the in-flight timeout");
         assertEquals(List.of(), first.drain());
@@ -120,7 +120,7 @@ class CancelTest {
         Delivery d = a.drain().get(0);
         f.engine.ack(a.consumer, d.tag(), true);
         f.engine.flushDeletes().join();
-        assertTrue(f.store.hasReceipt(key, "a"));
+        assertTrue(f.store.queue().hasReceipt(key, "a"));
 
         assertEquals(CancelOutcome.ALREADY_DELIVERED, f.engine.cancel("t", key).join());
     }
@@ -131,7 +131,7 @@ class CancelTest {
 
         CompletionException other = assertThrows(CompletionException.class, () -> f.engine.cancel("u", key).join());
         assertInstanceOf(NotFoundException.class, other.getCause());
-        assertTrue(f.store.message(key).isPresent(), "a cancel naming the wrong topic deletes nothing");
+        assertTrue(f.store.queue().message(key).isPresent(), "a cancel naming the wrong topic deletes nothing");
         f.engine.cancel("t", key).join();
         CompletionException again = assertThrows(CompletionException.class, () -> f.engine.cancel("t", key).join());
         assertInstanceOf(NotFoundException.class, again.getCause(), "cancelled already");
@@ -144,6 +144,6 @@ class CancelTest {
 
         CompletionException e = assertThrows(CompletionException.class, () -> f.engine.cancel("t", key).join());
         assertInstanceOf(NotLeaderException.class, e.getCause());
-        assertTrue(f.store.message(key).isPresent());
+        assertTrue(f.store.queue().message(key).isPresent());
     }
 }

@@ -98,13 +98,13 @@ class DelayedNackTest {
         f.engine.dispatchOnce();
         f.engine.nack(c.consumer, c.drain().get(0).tag(), 60_000);
         AtomicInteger stored = new AtomicInteger();
-        f.store.scanDeferred((k, g, until) -> stored.incrementAndGet() > 0);
+        f.store.queue().scanDeferred((k, g, until) -> stored.incrementAndGet() > 0);
         assertEquals(1, stored.get());
 
         f.engine.cancel("t", key).join();
 
         stored.set(0);
-        f.store.scanDeferred((k, g, until) -> stored.incrementAndGet() > 0);
+        f.store.queue().scanDeferred((k, g, until) -> stored.incrementAndGet() > 0);
         assertEquals(0, stored.get(), "deleted in the message's batch");
     }
 }

@@ -43,14 +43,14 @@ class DispatcherLoopTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 1);
         var confirmed = f.engine.ack(c.consumer, c.drain().get(0).tag());
         await().atMost(Duration.ofSeconds(10)).until(confirmed::isDone);
-        assertEquals(true, f.store.message(key).isEmpty());
+        assertEquals(true, f.store.queue().message(key).isEmpty());
     }
 
     @Test
     void theJanitorSweepsOnItsInterval() {
         start(HOUR, Duration.ofMillis(100), Duration.ofMillis(100));
         var key = f.publish("nobody-listens", 0, 200, "short-lived").get(0);
-        await().atMost(Duration.ofSeconds(10)).until(() -> f.store.message(key).isEmpty());
+        await().atMost(Duration.ofSeconds(10)).until(() -> f.store.queue().message(key).isEmpty());
         assertEquals(1, f.engine.metrics().expired.sum());
     }
 
@@ -148,6 +148,6 @@ class DispatcherLoopTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> c.consumer.buffered() == 1);
         var confirmed = f.engine.ack(c.consumer, c.drain().get(0).tag(), true);
         await().atMost(Duration.ofSeconds(10)).until(confirmed::isDone);
-        assertEquals(true, f.store.message(key).isEmpty());
+        assertEquals(true, f.store.queue().message(key).isEmpty());
     }
 }

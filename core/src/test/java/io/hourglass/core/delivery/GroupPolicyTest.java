@@ -50,9 +50,9 @@ class GroupPolicyTest {
         configure("g", null, 3, "dlq");
         assertTrue(f.store.durableGroups("t").contains("g"));
         assertEquals(GroupPolicy.newBuilder().addBackoffMs(1_000).addBackoffMs(5_000).setMaxDeliveries(3)
-                .setDeadLetterTopic("dlq").build(), f.store.groupPolicy("t", "g").orElseThrow());
+                .setDeadLetterTopic("dlq").build(), f.store.queue().groupPolicy("t", "g").orElseThrow());
         configure("g", List.of(), 0, "");
-        assertTrue(f.store.groupPolicy("t", "g").isEmpty(), "a policy set back to nothing is removed");
+        assertTrue(f.store.queue().groupPolicy("t", "g").isEmpty(), "a policy set back to nothing is removed");
     }
 
     @Test
@@ -108,23 +108,23 @@ class GroupPolicyTest {
         List<Delivery> ds = c.drain();
         f.engine.ack(c.consumer, ds.get(1).tag());
         f.engine.flushDeletes().join();
-        assertEquals(0, f.store.deliveryCount(other.get(0), "g"), "younger than a second: not counted yet");
+        assertEquals(0, f.store.queue().deliveryCount(other.get(0), "g"), "younger than a second: not counted yet");
         f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
         f.engine.flushDeletes().join();
-        assertEquals(1, f.store.deliveryCount(other.get(0), "g"));
-        assertEquals(0, f.store.deliveryCount(other.get(1), "g"), "an acknowledged message needs no count");
+        assertEquals(1, f.store.queue().deliveryCount(other.get(0), "g"));
+        assertEquals(0, f.store.queue().deliveryCount(other.get(1), "g"), "an acknowledged message needs no count");
 
         f.engine.nack(c.consumer, ds.get(0).tag());
         f.engine.dispatchOnce();
         Delivery again = c.drain().get(0);
         f.advance(Duration.ofMillis(DeliveryEngine.COUNT_AFTER_MS));
         f.engine.flushDeletes().join();
-        assertEquals(2, f.store.deliveryCount(other.get(0), "g"));
+        assertEquals(2, f.store.queue().deliveryCount(other.get(0), "g"));
 
         f.engine.ack(c.consumer, again.tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(other.get(0)).isEmpty());
-        assertEquals(0, f.store.deliveryCount(other.get(0), "g"), "deleted with its message");
+        assertTrue(f.store.queue().message(other.get(0)).isEmpty());
+        assertEquals(0, f.store.queue().deliveryCount(other.get(0), "g"), "deleted with its message");
     }
 
     @Test
@@ -158,7 +158,7 @@ class GroupPolicyTest {
 
         f.engine.dispatchOnce(); // a third delivery would pass the limit: moved instead
         assertEquals(List.of(), c.drain());
-        assertTrue(f.store.message(key).isEmpty(), "the group was its only group: gone from the topic");
+        assertTrue(f.store.queue().message(key).isEmpty(), "the group was its only group: gone from the topic");
         f.engine.dispatchOnce();
         List<Delivery> moved = dead.drain();
         assertEquals(1, moved.size());
@@ -179,7 +179,7 @@ class GroupPolicyTest {
         EventKey key = f.publish("t", 0, 0, "m").get(0);
         f.engine.dispatchOnce();
         f.engine.nack(c.consumer, c.drain().get(0).tag());
-        assertTrue(f.store.message(key).isEmpty(), "moved when the NACK came, not when a consumer next has room");
+        assertTrue(f.store.queue().message(key).isEmpty(), "moved when the NACK came, not when a consumer next has room");
         assertEquals(1, f.engine.metrics().deadLettered.sum());
     }
 
@@ -192,7 +192,7 @@ class GroupPolicyTest {
         c.drain();
         f.advance(DeliveryFixture.config(1024, 16).inFlightTimeout());
         f.engine.dispatchOnce();
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
         var dead = f.subscribe("dlq", "ops");
         f.engine.dispatchOnce();
         assertEquals("timeout", dead.drain().get(0).message().getHeadersMap().get(QueueApplier.DEAD_LETTER_REASON));
@@ -208,8 +208,8 @@ class GroupPolicyTest {
         f.engine.nack(g.consumer, g.drain().get(0).tag());
         f.engine.dispatchOnce();
         assertEquals(List.of(), g.drain());
-        assertTrue(f.store.hasReceipt(key, "g"), "moved out of g");
-        assertFalse(f.store.message(key).isEmpty(), "h has not acknowledged it");
+        assertTrue(f.store.queue().hasReceipt(key, "g"), "moved out of g");
+        assertFalse(f.store.queue().message(key).isEmpty(), "h has not acknowledged it");
         assertEquals(List.of("m"), h.payloads());
     }
 
@@ -230,7 +230,7 @@ class GroupPolicyTest {
         var next = f.subscribe("t", "g");
         f.engine.dispatchOnce();
         assertEquals(List.of(), next.drain(), "no third delivery");
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
         var dead = f.subscribe("dlq", "ops");
         f.engine.dispatchOnce();
         Delivery moved = dead.drain().get(0);
@@ -245,20 +245,20 @@ class GroupPolicyTest {
         f.engine.dispatchOnce();
         f.replicator.failNext(2);
         f.engine.nack(c.consumer, c.drain().get(0).tag());
-        assertFalse(f.store.message(key).isEmpty(), "the move did not commit");
+        assertFalse(f.store.queue().message(key).isEmpty(), "the move did not commit");
         int failed = f.replicator.failedSoFar();
         f.engine.dispatchOnce();
         assertEquals(failed, f.replicator.failedSoFar(), "not proposed again before the back-off ran out");
 
         f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
         f.engine.dispatchOnce(); // tried again: fails a second time
-        assertFalse(f.store.message(key).isEmpty(), "the second try did not commit either");
+        assertFalse(f.store.queue().message(key).isEmpty(), "the second try did not commit either");
         f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
         f.engine.dispatchOnce();
-        assertFalse(f.store.message(key).isEmpty(), "the second wait is twice the first");
+        assertFalse(f.store.queue().message(key).isEmpty(), "the second wait is twice the first");
         f.manualClock.advance(Duration.ofMillis(DeadLetters.FIRST_RETRY_MS));
         f.engine.dispatchOnce(); // moved this time
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
         assertEquals(1, f.engine.metrics().deadLettered.sum());
         assertEquals(List.of(), c.drain(), "never delivered past the limit");
     }

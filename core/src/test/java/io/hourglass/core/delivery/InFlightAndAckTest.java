@@ -101,7 +101,7 @@ class InFlightAndAckTest {
         assertEquals(0, f.engine.dispatchOnce(), "acked: blocked even past the in-flight timeout");
         f.engine.flushDeletes().join();
         assertTrue(confirmed.isDone());
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
         assertEquals(0, f.engine.dispatchOnce());
         assertEquals(0, f.engine.inFlightCount());
     }
@@ -119,7 +119,7 @@ class InFlightAndAckTest {
         f.advance(Duration.ofMinutes(1));
         assertEquals(0, f.engine.dispatchOnce(), "acked: not redelivered past the in-flight timeout");
         f.engine.flushDeletes().join();
-        assertTrue(keys.stream().allMatch(k -> f.store.message(k).isEmpty()));
+        assertTrue(keys.stream().allMatch(k -> f.store.queue().message(k).isEmpty()));
         assertEquals(0, f.engine.inFlightCount());
     }
 
@@ -150,7 +150,7 @@ class InFlightAndAckTest {
         assertEquals(1, f.engine.queuedDeletions(), "re-queued");
         f.engine.flushDeletes().join();
         assertTrue(confirmed.isDone() && !confirmed.isCompletedExceptionally());
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
     }
 
     @Test
@@ -162,13 +162,13 @@ class InFlightAndAckTest {
         var audit = f.subscribe("t", "audit");
         f.engine.ack(billing.consumer, billing.drain().get(0).tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isPresent(), "audit has not acknowledged");
+        assertTrue(f.store.queue().message(key).isPresent(), "audit has not acknowledged");
         assertEquals(1, f.engine.dispatchOnce());
         assertEquals(List.of(), billing.drain(), "billing's receipt is replicated: no second copy for it");
         Delivery d = audit.drain().get(0);
         f.engine.ack(audit.consumer, d.tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
     }
 
     @Test
@@ -179,11 +179,11 @@ class InFlightAndAckTest {
         f.engine.dispatchOnce();
         f.engine.ack(u1.consumer, u1.drain().get(0).tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isPresent(), "u2 has not acknowledged");
+        assertTrue(f.store.queue().message(key).isPresent(), "u2 has not acknowledged");
         assertEquals(0, f.engine.dispatchOnce(), "no second copy for u1");
         f.engine.ack(u2.consumer, u2.drain().get(0).tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
     }
 
     @Test

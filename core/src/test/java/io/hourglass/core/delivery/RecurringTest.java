@@ -54,7 +54,7 @@ class RecurringTest {
     }
 
     private EventKey armed() {
-        return f.store.keyed("t", "k").orElseThrow();
+        return f.store.queue().keyed("t", "k").orElseThrow();
     }
 
     @Test
@@ -96,7 +96,7 @@ class RecurringTest {
         f.engine.dispatchOnce();
         f.engine.ack(c.consumer, c.drain().get(0).tag());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(first).isEmpty());
+        assertTrue(f.store.queue().message(first).isEmpty());
         EventKey next = armed();
         assertNotEquals(first, next);
         assertEquals(first.dueAtMs() + EVERY, next.dueAtMs());
@@ -113,7 +113,7 @@ class RecurringTest {
         f.engine.ack(c.consumer, c.drain().get(0).tag());
         f.engine.flushDeletes().join();
         f.engine.cancelKeyed("t", "k").join();
-        assertTrue(f.store.keyed("t", "k").isEmpty());
+        assertTrue(f.store.queue().keyed("t", "k").isEmpty());
         f.advance(Duration.ofMillis(3 * EVERY));
         assertEquals(0, f.engine.fireDue());
         assertEquals(0, f.engine.dispatchOnce());
@@ -131,7 +131,7 @@ class RecurringTest {
         assertEquals(1, f.engine.fireDue(), "the leader re-arms before the cancel commits");
         f.replicator.commitDeferred();
         assertEquals(CancelOutcome.ALREADY_DELIVERED, cancel.join());
-        assertTrue(f.store.keyed("t", "k").isEmpty(), "the firing armed meanwhile went with it");
+        assertTrue(f.store.queue().keyed("t", "k").isEmpty(), "the firing armed meanwhile went with it");
         f.advance(Duration.ofMillis(3 * EVERY));
         assertEquals(0, f.engine.fireDue());
     }
@@ -150,8 +150,8 @@ class RecurringTest {
         EventKey next = armed();
         f.replicator.commitDeferred();
         assertEquals(CancelOutcome.ALREADY_DELIVERED, cancel.join());
-        assertTrue(f.store.message(next).isEmpty(), "the firing armed with the deletion went with the cancel");
-        assertTrue(f.store.keyed("t", "k").isEmpty(), "nothing is armed under the key");
+        assertTrue(f.store.queue().message(next).isEmpty(), "the firing armed with the deletion went with the cancel");
+        assertTrue(f.store.queue().keyed("t", "k").isEmpty(), "nothing is armed under the key");
         f.advance(Duration.ofMillis(3 * EVERY));
         assertEquals(0, f.engine.fireDue());
         assertEquals(0, f.engine.dispatchOnce());

@@ -39,7 +39,7 @@ class TtlTest {
         assertEquals(List.of(), c.drain());
         assertEquals(1, f.engine.metrics().expired.sum());
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
     }
 
     @Test
@@ -63,7 +63,7 @@ class TtlTest {
         f.advance(DeliveryConfig.DEFAULTS.inFlightTimeout());
         assertEquals(0, f.engine.dispatchOnce(), "handed back by the in-flight timeout: expired, not delivered");
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(key).isEmpty());
+        assertTrue(f.store.queue().message(key).isEmpty());
     }
 
     @Test
@@ -75,8 +75,8 @@ class TtlTest {
         assertEquals(1, f.engine.sweepExpired());
         assertEquals(0, f.engine.sweepExpired(), "queued once, not twice");
         f.engine.flushDeletes().join();
-        assertTrue(f.store.message(expiring).isEmpty());
-        assertTrue(f.store.message(lasting).isPresent());
+        assertTrue(f.store.queue().message(expiring).isEmpty());
+        assertTrue(f.store.queue().message(lasting).isPresent());
     }
 
     @Test

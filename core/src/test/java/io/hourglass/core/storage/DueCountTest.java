@@ -38,11 +38,11 @@ class DueCountTest {
             put(applier, 2, "b", 59_000, 7_200_000);
             put(applier, 3, "c", 0);
 
-            long[] counts = store.countDueWithin(STAMP, 60_000, 3_600_000, 86_400_000);
+            long[] counts = store.queue().countDueWithin(STAMP, 60_000, 3_600_000, 86_400_000);
 
             assertArrayEquals(new long[] {3, 4, 5}, counts,
                     "due now is not counted; a:30s,60s b:59s within 1m; +a:1h; +b:2h; a:25h beyond a day");
-            assertArrayEquals(new long[] {0, 0, 0}, store.countDueWithin(STAMP + 100_000_000, 60_000, 3_600_000, 86_400_000));
+            assertArrayEquals(new long[] {0, 0, 0}, store.queue().countDueWithin(STAMP + 100_000_000, 60_000, 3_600_000, 86_400_000));
         }
     }
 
@@ -63,7 +63,7 @@ class DueCountTest {
             }
             assertCountsExact(store, random); // builds the per-minute counts
             List<EventKey> stored = new ArrayList<>();
-            store.scanAll((k, m) -> stored.add(k));
+            store.queue().scanAll((k, m) -> stored.add(k));
             java.util.Collections.shuffle(stored, random);
             for (EventKey k : stored.subList(0, 300)) {
                 String topic = "t" + (k.sequence() / EventKey.MAX_MESSAGES_PER_ENTRY) % 4;
@@ -128,13 +128,13 @@ class DueCountTest {
             put(applier, 3, "bulk", batch);
             long[] horizons = {5_000, 60_000, 3_600_000};
 
-            assertArrayEquals(new long[] {0, 33_000 + 25, 33_000 + 100 + 30_000}, store.countDueWithin(base + 14_999, horizons),
+            assertArrayEquals(new long[] {0, 33_000 + 25, 33_000 + 100 + 30_000}, store.queue().countDueWithin(base + 14_999, horizons),
                     "5 s holding nothing: read, 0; the dense minute's last 45 s: 33 000 pro rata; the rest exact");
-            assertArrayEquals(new long[] {0, 0, 44_100 + 30_000}, store.countDueWithin(bulk + 10_000 - 3_600_000, horizons),
+            assertArrayEquals(new long[] {0, 0, 44_100 + 30_000}, store.queue().countDueWithin(bulk + 10_000 - 3_600_000, horizons),
                     "the hour ends 10 s into the bulk minute: its 30 000 counted exactly (the rest of the minute is empty)");
-            assertArrayEquals(new long[] {0, 22_000, 74_100}, store.countDueWithin(base - 30_001, horizons),
+            assertArrayEquals(new long[] {0, 22_000, 74_100}, store.queue().countDueWithin(base - 30_001, horizons),
                     "whole minutes are exact");
-            assertArrayEquals(new long[] {9, 95 + 30_000, 95 + 30_000}, store.countDueWithin(base + 62_999, horizons),
+            assertArrayEquals(new long[] {9, 95 + 30_000, 95 + 30_000}, store.queue().countDueWithin(base + 62_999, horizons),
                     "from the sparse minute: exact; the minute's window ends 3 s into the bulk one, past all of it");
         }
     }
@@ -150,14 +150,14 @@ class DueCountTest {
 
     private static long countAll(EventStore store) {
         long[] n = {0};
-        store.scanAll((k, m) -> ++n[0] > 0);
+        store.queue().scanAll((k, m) -> ++n[0] > 0);
         return n[0];
     }
 
     /** Every window, at several instants (on and off minute boundaries), against a read of every key. */
     private static void assertCountsExact(EventStore store, java.util.Random random) {
         List<Long> due = new ArrayList<>();
-        store.scanAll((k, m) -> due.add(k.dueAtMs()));
+        store.queue().scanAll((k, m) -> due.add(k.dueAtMs()));
         long[] horizons = {60_000, 3_600_000, 86_400_000};
         for (long now : new long[] {STAMP, STAMP + 59_999, STAMP + 120_000, STAMP + random.nextInt(200_000_000)}) {
             long[] expected = new long[horizons.length];
@@ -165,7 +165,7 @@ class DueCountTest {
                 long h = horizons[i];
                 expected[i] = due.stream().filter(d -> d > now && d <= now + h).count();
             }
-            assertArrayEquals(expected, store.countDueWithin(now, horizons), "windows at " + now);
+            assertArrayEquals(expected, store.queue().countDueWithin(now, horizons), "windows at " + now);
         }
     }
 

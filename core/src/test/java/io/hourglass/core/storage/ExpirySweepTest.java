@@ -64,7 +64,7 @@ class ExpirySweepTest {
 
     private static int sweep(EventStore store, long nowMs) {
         int[] n = {0};
-        store.scanExpired(nowMs, key -> {
+        store.queue().scanExpired(nowMs, key -> {
             n[0]++;
             return true;
         });

@@ -62,18 +62,18 @@ class GroupStateDeletionTest {
         List<EventKey> keys = publishWithBothGroupsState(200);
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "a")), 30);
         for (EventKey k : keys) {
-            assertTrue(store.hasReceipt(k, "a"));
-            assertEquals(3, store.deliveryCount(k, "b"));
+            assertTrue(store.queue().hasReceipt(k, "a"));
+            assertEquals(3, store.queue().deliveryCount(k, "b"));
         }
 
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "b")), 40);
 
         for (EventKey k : keys) {
-            assertTrue(store.message(k).isEmpty());
-            assertFalse(store.hasReceipt(k, "a"));
-            assertFalse(store.hasReceipt(k, "b"));
-            assertEquals(0, store.deliveryCount(k, "a"));
-            assertEquals(0, store.deliveryCount(k, "b"));
+            assertTrue(store.queue().message(k).isEmpty());
+            assertFalse(store.queue().hasReceipt(k, "a"));
+            assertFalse(store.queue().hasReceipt(k, "b"));
+            assertEquals(0, store.queue().deliveryCount(k, "a"));
+            assertEquals(0, store.queue().deliveryCount(k, "b"));
         }
         assertEquals(0, deferrals(), "the deferrals went with their messages");
         store.flush();
@@ -87,14 +87,14 @@ class GroupStateDeletionTest {
             recordGroupState(k, "a");
         }
         apply(Command.newBuilder().setDeleteBatch(deletions(keys.subList(0, 1), "a")), 30);
-        assertTrue(store.hasReceipt(keys.get(0), "a"));
+        assertTrue(store.queue().hasReceipt(keys.get(0), "a"));
 
         apply(Command.newBuilder().setDeleteGroup(DeleteGroupCmd.newBuilder().setTopic("t").setGroup("a")), 40);
 
         for (EventKey k : keys) {
-            assertTrue(store.message(k).isPresent(), "group b has not acknowledged it");
-            assertFalse(store.hasReceipt(k, "a"));
-            assertEquals(0, store.deliveryCount(k, "a"));
+            assertTrue(store.queue().message(k).isPresent(), "group b has not acknowledged it");
+            assertFalse(store.queue().hasReceipt(k, "a"));
+            assertEquals(0, store.queue().deliveryCount(k, "a"));
         }
         assertEquals(0, deferrals());
     }
@@ -109,9 +109,9 @@ class GroupStateDeletionTest {
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "b")), 40);
 
         for (EventKey k : keys) {
-            assertTrue(store.message(k).isEmpty());
-            assertFalse(store.hasReceipt(k, "a"));
-            assertEquals(0, store.deliveryCount(k, "b"));
+            assertTrue(store.queue().message(k).isEmpty());
+            assertFalse(store.queue().hasReceipt(k, "a"));
+            assertEquals(0, store.queue().deliveryCount(k, "b"));
         }
         assertEquals(0, deferrals());
         assertEquals(0, entries(d -> d.receipts));
@@ -137,7 +137,7 @@ class GroupStateDeletionTest {
         List<EventKey> keys = publish("solo", 100);
         apply(Command.newBuilder().setDeleteBatch(deletions(keys, "only")), 30);
 
-        keys.forEach(k -> assertTrue(store.message(k).isEmpty()));
+        keys.forEach(k -> assertTrue(store.queue().message(k).isEmpty()));
         assertEquals(0, memtableDeletes(d -> d.receipts));
         assertEquals(0, memtableDeletes(d -> d.deferred));
         assertEquals(0, memtableDeletes(d -> d.deliveries));

@@ -41,7 +41,7 @@ class TopicFiguresTest {
     private static long[] byReading(EventStore store, String topic, long now) {
         long[] c = new long[3 + HORIZONS.length]; // pending, due, first due, within…
         c[2] = Long.MAX_VALUE;
-        store.scanTopic(topic, (k, m) -> {
+        store.queue().scanTopic(topic, (k, m) -> {
             c[0]++;
             if (m.getDueAtMs() <= now) {
                 c[1]++;
@@ -82,7 +82,7 @@ class TopicFiguresTest {
             java.util.Collections.shuffle(keys, random);
             for (EventKey k : keys.subList(0, 250)) {
                 StoreBatch batch = store.newBatch();
-                batch.deleteMessage(k, store.message(k).orElseThrow());
+                batch.deleteMessage(k, store.queue().message(k).orElseThrow());
                 store.commit(batch, new TermIndex(1, ++index));
             }
             for (int i = 0; i < 200; i++) {
@@ -100,7 +100,7 @@ class TopicFiguresTest {
                 assertArrayEquals(byReading(store, topic, now), fromFigures(store, topic, now), topic + " at " + now);
                 long until = now + random.nextInt((int) HOUR);
                 List<Long> read = new ArrayList<>();
-                store.scanTopic(topic, (k, m) -> (m.getDueAtMs() < now || m.getDueAtMs() >= until || read.add(m.getDueAtMs())));
+                store.queue().scanTopic(topic, (k, m) -> (m.getDueAtMs() < now || m.getDueAtMs() >= until || read.add(m.getDueAtMs())));
                 List<Long> window = new ArrayList<>();
                 store.topicFigures().dueTimes(topic, now, until, window::add);
                 assertEquals(read, window, "due times in a window");

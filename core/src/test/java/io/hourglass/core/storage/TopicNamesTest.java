@@ -45,7 +45,7 @@ class TopicNamesTest {
             assertEquals(Set.of(), Set.copyOf(names(store, "none")));
 
             List<EventKey> gone = new ArrayList<>();
-            store.scanTopic("audit-1", (k, m) -> gone.add(k));
+            store.queue().scanTopic("audit-1", (k, m) -> gone.add(k));
             for (EventKey k : gone) {
                 applier.apply(io.hourglass.core.command.QueueCommands.deleteMessage("audit-1", k).toBuilder()
                         .setStampedAtMs(1_000_000).build(), new TermIndex(1, index++));

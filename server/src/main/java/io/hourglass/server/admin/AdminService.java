@@ -132,7 +132,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             // half-way (a shard's leader changed, the new node was slow to answer). Asking again
             // finishes it (each shard's group that has the node is skipped; none missing it: "already
             // a member"), without rewriting the registered address, and only at the same Raft address.
-            var known = raft.members().stream().filter(m -> m.id().equals(r.getId())).findFirst();
+            var known = raft.admin().members().stream().filter(m -> m.id().equals(r.getId())).findFirst();
             if (known.isPresent() && !known.get().raftAddress().equals(r.getHost() + ":" + r.getRaftPort())) {
                 throw new AlreadyExistsException(excerpt(r.getId()) + " is already a member of the cluster");
             }
@@ -140,7 +140,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 raft.propose(io.hourglass.core.command.ClusterCommands.registerPeer(r.getId(),
                         r.getHost() + ":" + r.getGrpcPort())).join();
             }
-            return membership(raft.addVoter(r.getId(), r.getHost(), r.getRaftPort()));
+            return membership(raft.admin().addVoter(r.getId(), r.getHost(), r.getRaftPort()));
         });
     }
 
@@ -156,13 +156,13 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             if (r.getId().equals(raft.nodeId())) {
                 // The node to remove leads the metadata group, whose leadership no operator moves: it
                 // hands it to the shards' leader (or another voter) and asks that node.
-                String to = raft.members().stream().map(RaftNode.Member::id).filter(id -> !id.equals(r.getId()))
+                String to = raft.admin().members().stream().map(RaftNode.Member::id).filter(id -> !id.equals(r.getId()))
                         .sorted(java.util.Comparator.comparing(id -> !id.equals(leaderId))).findFirst()
                         .orElseThrow(() -> new FailedPreconditionException("cannot remove the only member"));
-                raft.handLeadershipTo(to, Duration.ofSeconds(20));
+                raft.admin().handLeadershipTo(to, Duration.ofSeconds(20));
                 return stub(raft.grpcAddressOf(to)).removeNode(r);
             }
-            return membership(raft.removeVoter(r.getId()));
+            return membership(raft.admin().removeVoter(r.getId()));
         });
     }
 
@@ -172,18 +172,18 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         // metadata group stays where it is (a closing node hands it over).
         RaftNode first = shards.first().raft();
         leader(out, first, s -> s.transferLeader(r), () -> {
-            if (first.members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
+            if (first.admin().members().stream().noneMatch(m -> m.id().equals(r.getId()))) {
                 throw new NotFoundException("no member " + excerpt(r.getId()));
             }
             if (!r.getId().equals(first.nodeId())) {
                 try {
-                    first.transferLeadership(r.getId(), Duration.ofSeconds(20));
+                    first.admin().transferLeadership(r.getId(), Duration.ofSeconds(20));
                 } catch (java.io.IOException e) {
                     throw TransferFailures.of(r.getId(), e);
                 }
             }
             return MembershipResponse.newBuilder().setLeaderId(r.getId())
-                    .addAllVoters(first.members().stream().map(RaftNode.Member::id).toList()).build();
+                    .addAllVoters(first.admin().members().stream().map(RaftNode.Member::id).toList()).build();
         });
     }
 
@@ -198,7 +198,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             return;
         }
         answer(out, () -> SnapshotResponse.newBuilder().setNodeId(raft.nodeId())
-                .setIndex(shards.first().raft().snapshotNow(Duration.ofSeconds(30))).build());
+                .setIndex(shards.first().raft().admin().snapshotNow(Duration.ofSeconds(30))).build());
     }
 
     @Override
@@ -230,7 +230,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
         answer(out, () -> {
             String topic = existingTopic(r.getTopic());
             long[] n = {0};
-            shards.of(topic).store().scanTopic(topic, (k, m) -> ++n[0] > 0);
+            shards.of(topic).store().queue().scanTopic(topic, (k, m) -> ++n[0] > 0);
             shards.of(topic).raft().propose(Command.newBuilder().setPurgeTopic(PurgeTopicCmd.newBuilder().setTopic(topic)).build())
                     .join();
             return PurgeTopicResponse.newBuilder().setPurged(n[0]).build();
@@ -285,14 +285,14 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             validator.validateTopic(r.getTopic());
             EventKey key = PublishValidator.messageId(r.getId(), "message id");
             EventStore store = shards.of(r.getTopic()).store();
-            StoredMessage m = store.message(key).filter(s -> s.getTopic().equals(r.getTopic()))
+            StoredMessage m = store.queue().message(key).filter(s -> s.getTopic().equals(r.getTopic()))
                     .orElseThrow(() -> new NotFoundException("topic " + r.getTopic() + " holds no message " + r.getId()));
             MessageInfo.Builder info = MessageInfo.newBuilder().setTopic(m.getTopic()).setProducerId(m.getProducerId())
                     .setMessage(PeekedMessage.newBuilder().setId(key.toHex()).setPayload(m.getPayload())
                             .putAllHeaders(m.getHeadersMap()).setEnqueuedAtMs(m.getEnqueuedAtMs())
                             .setDueAtMs(m.getDueAtMs()).setExpiresAtMs(m.getExpiresAtMs()));
             for (String g : new TreeSet<>(store.durableGroups(m.getTopic()))) {
-                if (store.hasReceipt(key, g)) {
+                if (store.queue().hasReceipt(key, g)) {
                     info.addAckedGroups(g);
                 } else {
                     info.addPendingGroups(g);
@@ -343,7 +343,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 throw new io.hourglass.core.InvalidRequestException("group must not be empty: a policy belongs to a durable group");
             }
             validator.validateGroup(r.getGroup());
-            io.hourglass.core.proto.GroupPolicy.Builder merged = shards.of(r.getTopic()).store().groupPolicy(r.getTopic(), r.getGroup())
+            io.hourglass.core.proto.GroupPolicy.Builder merged = shards.of(r.getTopic()).store().queue().groupPolicy(r.getTopic(), r.getGroup())
                     .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
                     .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
             if (r.getSetBackoff()) {
@@ -405,7 +405,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
             if (!r.getLocalOnly()) {
                 io.hourglass.api.v1.RebalanceRequest local = io.hourglass.api.v1.RebalanceRequest.newBuilder()
                         .setLocalOnly(true).build();
-                for (RaftNode.Member m : raft.members()) {
+                for (RaftNode.Member m : raft.admin().members()) {
                     String address = raft.grpcAddressOf(m.id());
                     if (m.id().equals(raft.nodeId())) {
                         continue;

@@ -88,7 +88,7 @@ final class ClusterInspector implements AutoCloseable {
 
     private String raftAddress(String id) {
         try {
-            return raft.members().stream().filter(p -> p.id().equals(id))
+            return raft.admin().members().stream().filter(p -> p.id().equals(id))
                     .map(RaftNode.Member::raftAddress).findFirst().orElse("");
         } catch (IOException e) {
             return "";
@@ -123,7 +123,7 @@ final class ClusterInspector implements AutoCloseable {
             }
         }
         long upInShard0 = out.getMembersList().stream().filter(m -> m.getNode().getShard() == 0 && m.getUp()).count();
-        int voters = raft.members().size();
+        int voters = raft.admin().members().size();
         return out.setLeaderId(firstLeader).setHasQuorum(quorum && upInShard0 * 2 > voters).build();
     }
 
@@ -140,7 +140,7 @@ final class ClusterInspector implements AutoCloseable {
         Map<String, String> errors = new java.util.TreeMap<>();
         NodeStatusRequest ask = meta ? NodeStatusRequest.newBuilder().setMetadata(true).build()
                 : NodeStatusRequest.newBuilder().setShard(shard).build();
-        for (RaftNode.Member peer : raft.members()) {
+        for (RaftNode.Member peer : raft.admin().members()) {
             String id = peer.id();
             String address = raft.grpcAddressOf(id);
             if (id.equals(me.getId())) {
@@ -168,7 +168,7 @@ final class ClusterInspector implements AutoCloseable {
                 stalled = java.util.Set.copyOf(n.getStalledFollowersList());
             }
         }
-        for (RaftNode.Member peer : raft.members()) {
+        for (RaftNode.Member peer : raft.admin().members()) {
             String id = peer.id();
             NodeInfo n = infos.get(id);
             MemberStatus.Builder m = MemberStatus.newBuilder();

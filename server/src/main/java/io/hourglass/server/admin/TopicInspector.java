@@ -52,7 +52,7 @@ final class TopicInspector {
     boolean exists(String topic) {
         boolean[] any = {!store.durableGroups(topic).isEmpty() || consumers(topic) > 0};
         if (!any[0]) {
-            store.scanTopic(topic, (k, m) -> {
+            store.queue().scanTopic(topic, (k, m) -> {
                 any[0] = true;
                 return false;
             });
@@ -98,7 +98,7 @@ final class TopicInspector {
         // were never delivered. O(stored counts of the topic), not O(its messages).
         store.topicFigures().deliveryCounts(topic, (key, g, n) -> {
             long[] counts = byDeliveries.get(g);
-            if (counts != null && n > 0 && !store.hasReceipt(key, g)) {
+            if (counts != null && n > 0 && !store.queue().hasReceipt(key, g)) {
                 counts[Math.min(DELIVERY_BUCKETS - 1, n)]++;
             }
             return true;
@@ -110,7 +110,7 @@ final class TopicInspector {
             GroupInfo.Builder info = GroupInfo.newBuilder().setGroup(g).setPending(t.getPendingPerGroupOrDefault(g, 0))
                     .setConsumers(live.getOrDefault(g, 0)).setInFlight(engine.inFlightCount(topic, g));
             Arrays.stream(byDeliveries.get(g)).forEach(info::addPendingByDeliveries);
-            store.groupPolicy(topic, g).ifPresent(p -> info.addAllBackoffMs(p.getBackoffMsList())
+            store.queue().groupPolicy(topic, g).ifPresent(p -> info.addAllBackoffMs(p.getBackoffMsList())
                     .setMaxDeliveries(p.getMaxDeliveries()).setDeadLetterTopic(p.getDeadLetterTopic()));
             out.add(info.build());
         }
@@ -171,7 +171,7 @@ final class TopicInspector {
         long[] bytes = {0};
         EventKey[] last = {null};
         boolean[] more = {false};
-        store.scanTopicFrom(topic, start, (key, m) -> {
+        store.queue().scanTopicFrom(topic, start, (key, m) -> {
             if (key.dueAtMs() >= untilMs) {
                 return false;
             }

@@ -205,7 +205,7 @@ class AdminServiceTest {
                 assertTrue(huge.getStatus().getDescription().length() < 150, "quotes a short prefix of the id only: "
                         + huge.getStatus().getDescription());
             }
-            assertEquals(3, leader.node().raft().members().size(), "no refusal changed the configuration");
+            assertEquals(3, leader.node().raft().admin().members().size(), "no refusal changed the configuration");
         } finally {
             direct.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }

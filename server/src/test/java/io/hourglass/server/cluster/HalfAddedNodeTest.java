@@ -56,9 +56,9 @@ class HalfAddedNodeTest {
                 .get();
         addToOneGroupOnly(meta, RaftHost.groupId(RaftHost.METADATA), joiner.id(), "127.0.0.1:" + raftPort);
         await("the half-added node is a voter of the metadata group").atMost(Duration.ofSeconds(60))
-                .until(() -> leaderOf(cluster, RaftHost.METADATA).members().size() == 4);
+                .until(() -> leaderOf(cluster, RaftHost.METADATA).admin().members().size() == 4);
         for (int s = 0; s < SHARDS; s++) {
-            assertEquals(3, leaderOf(cluster, s).members().size(), "shard " + s + " does not have it yet");
+            assertEquals(3, leaderOf(cluster, s).admin().members().size(), "shard " + s + " does not have it yet");
         }
 
         HourglassClient client = resources.own(HourglassClient.builder().servers(cluster.targetList()).build());
@@ -75,7 +75,7 @@ class HalfAddedNodeTest {
                     .until(() -> {
                         RaftNode leader = leaderOf(cluster, shard);
                         RaftNode mine = joiner.node().raftHost().shard(shard);
-                        return leader != null && leader.members().stream().anyMatch(m -> m.id().equals(joiner.id()))
+                        return leader != null && leader.admin().members().stream().anyMatch(m -> m.id().equals(joiner.id()))
                                 && mine.status().appliedIndex() >= leader.status().commitIndex() - 5;
                     });
         }
@@ -96,7 +96,7 @@ class HalfAddedNodeTest {
     private static void addToOneGroupOnly(RaftNode leader, RaftGroupId group, String id, String raftAddress)
             throws Exception {
         List<RaftPeer> peers = new ArrayList<>();
-        for (RaftNode.Member m : leader.members()) {
+        for (RaftNode.Member m : leader.admin().members()) {
             peers.add(RaftPeer.newBuilder().setId(m.id()).setAddress(m.raftAddress()).build());
         }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(raftAddress).build();

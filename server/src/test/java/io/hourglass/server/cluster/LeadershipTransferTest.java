@@ -130,7 +130,7 @@ class LeadershipTransferTest {
     void plainAcksTakenBeforeATransferAreNotDeliveredAgain() {
         ackThenMoveLeadership("acked-then-transferred", (from, to) -> {
             try { // the node's own transfer, as `hourglass cluster transfer-leader` asks it
-                from.node().raft().transferLeadership(to.id(), Duration.ofSeconds(20));
+                from.node().raft().admin().transferLeadership(to.id(), Duration.ofSeconds(20));
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }

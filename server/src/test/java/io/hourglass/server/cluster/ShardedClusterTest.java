@@ -260,7 +260,7 @@ class ShardedClusterTest {
         }
         for (TestNode n : cluster.running()) {
             for (RaftNode replica : n.node().raftHost().replicas()) {
-                replica.snapshotNow(Duration.ofSeconds(30));
+                replica.admin().snapshotNow(Duration.ofSeconds(30));
             }
         }
         cluster.wipe(wiped);
@@ -306,7 +306,7 @@ class ShardedClusterTest {
                     .until(() -> {
                         RaftNode leader = leaderOf(cluster, shard).map(n -> n.node().raftHost().shard(shard)).orElse(null);
                         RaftNode mine = joiner.node().raftHost().shard(shard);
-                        return leader != null && leader.members().size() == 4
+                        return leader != null && leader.admin().members().size() == 4
                                 && mine.status().appliedIndex() >= leader.status().commitIndex() - 5;
                     });
         }
@@ -321,7 +321,7 @@ class ShardedClusterTest {
                         if (leader == null) {
                             return false;
                         }
-                        List<RaftNode.Member> members = leader.node().raftHost().shard(shard).members();
+                        List<RaftNode.Member> members = leader.node().raftHost().shard(shard).admin().members();
                         return members.size() == 3 && members.stream().noneMatch(m -> m.id().equals(joiner.id()));
                     });
         }
@@ -384,7 +384,7 @@ class ShardedClusterTest {
             return -1;
         }
         long[] c = {0};
-        n.node().shards().get(shard).store().scanTopic(topic, (k, m) -> {
+        n.node().shards().get(shard).store().queue().scanTopic(topic, (k, m) -> {
             c[0]++;
             return true;
         });

@@ -32,10 +32,10 @@ record StoreImage(TermIndex applied, Map<String, StoredMessage> messages, Map<St
         store.topicRegistry().forEach((topic, groups) -> registry.put(topic, new TreeSet<>(groups)));
         Map<String, StoredMessage> messages = new TreeMap<>();
         Set<String> receipts = new TreeSet<>();
-        store.scanAll((key, message) -> {
+        store.queue().scanAll((key, message) -> {
             messages.put(key.toHex(), message);
             for (String group : registry.getOrDefault(message.getTopic(), Set.of())) {
-                if (store.hasReceipt(key, group)) {
+                if (store.queue().hasReceipt(key, group)) {
                     receipts.add(key.toHex() + "/" + group);
                 }
             }
@@ -75,7 +75,7 @@ record StoreImage(TermIndex applied, Map<String, StoredMessage> messages, Map<St
     /** How many stored messages belong to {@code topic}. */
     static long countTopic(EventStore store, String topic) {
         long[] n = {0};
-        store.scanAll((key, message) -> {
+        store.queue().scanAll((key, message) -> {
             if (message.getTopic().equals(topic)) {
                 n[0]++;
             }

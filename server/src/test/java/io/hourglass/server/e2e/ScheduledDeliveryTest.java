@@ -139,7 +139,7 @@ class ScheduledDeliveryTest {
     void expiredMessagesAreNeverDeliveredAndAreRemoved() {
         PublishResult gone = client.publish(Message.builder("e2e-ttl").payload("expires").ttl(Duration.ofMillis(300)).build());
         EventKey key = EventKey.fromHex(gone.id());
-        await().atMost(WAIT).until(() -> node.node().store().message(key).isEmpty());
+        await().atMost(WAIT).until(() -> node.node().store().queue().message(key).isEmpty());
         Recorder r = subscribe("e2e-ttl", "g", Recorder.acking());
         client.publish(Message.of("e2e-ttl", "lasting"));
         await().atMost(WAIT).until(() -> r.count() >= 1);

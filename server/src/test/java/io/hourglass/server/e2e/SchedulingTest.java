@@ -182,7 +182,7 @@ class SchedulingTest {
                 await().atMost(WAIT).until(() -> attempts.size() >= 2);
                 TestNode follower = cluster.followers().get(0);
                 await("the count of 2 is replicated").atMost(WAIT)
-                        .until(() -> follower.node().store().deliveryCount(key, "g") >= 2);
+                        .until(() -> follower.node().store().queue().deliveryCount(key, "g") >= 2);
                 leader.stop();
                 cluster.awaitLeaderOtherThan(leader, WAIT);
                 await("moved to the dead-letter topic").atMost(WAIT).until(() -> dead.size() == 1);
@@ -309,7 +309,7 @@ class SchedulingTest {
                 TestNode follower = cluster.followers().get(0);
                 await().atMost(WAIT).until(() -> { // the deferral is replicated before the leader goes
                     int[] n = {0};
-                    follower.node().store().scanDeferred((k, g, until) -> ++n[0] > 0);
+                    follower.node().store().queue().scanDeferred((k, g, until) -> ++n[0] > 0);
                     return n[0] > 0;
                 });
                 leader.stop();

@@ -155,7 +155,7 @@ class BrokerApiTest {
         in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(delivery.getTag()).setConfirm(true)).build());
         var reply = out.awaitValue(SubscribeResponse::hasAckReply).getAckReply();
         assertTrue(reply.getOk(), reply.getError());
-        assertTrue(node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(delivery.getTag().toByteArray())).isEmpty());
+        assertTrue(node.node().store().queue().message(io.hourglass.core.storage.EventKey.fromBytes(delivery.getTag().toByteArray())).isEmpty());
         in.onCompleted();
     }
 
@@ -215,7 +215,7 @@ class BrokerApiTest {
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.values().stream()
                 .filter(r -> r.hasAckReply() && r.getAckReply().getOk()).count() == 3);
         for (ByteString tag : tags) {
-            assertTrue(node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(tag.toByteArray())).isEmpty(),
+            assertTrue(node.node().store().queue().message(io.hourglass.core.storage.EventKey.fromBytes(tag.toByteArray())).isEmpty(),
                     "every tag of the frame acknowledged and deleted");
         }
         assertTrue(out.error() == null, "the stream stays open");
@@ -239,7 +239,7 @@ class BrokerApiTest {
         assertEquals(unknown, refused.getTag());
         assertTrue(refused.getError().contains("no such message was delivered on this stream"), refused.getError());
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> tags.stream().allMatch(t ->
-                node.node().store().message(io.hourglass.core.storage.EventKey.fromBytes(t.toByteArray())).isEmpty()));
+                node.node().store().queue().message(io.hourglass.core.storage.EventKey.fromBytes(t.toByteArray())).isEmpty()));
         assertEquals(1, out.values().stream().filter(SubscribeResponse::hasAckReply).count(), "one refusal, no other reply");
         in.onCompleted();
     }

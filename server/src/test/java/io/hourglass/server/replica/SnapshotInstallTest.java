@@ -26,7 +26,7 @@ class SnapshotInstallTest {
 
     private static Map<String, String> contents(EventStore store) {
         Map<String, String> m = new TreeMap<>();
-        store.scanAll((k, v) -> m.put(k.toHex(), v.toString()) == null);
+        store.queue().scanAll((k, v) -> m.put(k.toHex(), v.toString()) == null);
         return m;
     }
 
