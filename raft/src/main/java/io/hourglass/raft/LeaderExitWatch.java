@@ -91,6 +91,8 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
     private final AtomicBoolean probing = new AtomicBoolean();
     private final AtomicLong elections = new AtomicLong();
     private final AtomicLong silenceElections = new AtomicLong();
+    /** Closed connections that made this node look at its leader's port. */
+    private final AtomicLong closeLooks = new AtomicLong();
 
     /** What made this node look at its leader. */
     enum Cause {
@@ -144,9 +146,16 @@ final class LeaderExitWatch extends ServerTransportFilter implements AutoCloseab
         return silenceElections.get();
     }
 
+    /** Closed connections that made this node look at its leader's port (tests). */
+    long closeLooks() {
+        return closeLooks.get();
+    }
+
+    /** A connection that carried a leader's appends closed ({@link AppendTransports} passes on no other). */
     @Override
     public void transportTerminated(Attributes transportAttrs) {
         if (enabled && probing.compareAndSet(false, true)) {
+            closeLooks.incrementAndGet();
             try {
                 executor.execute(() -> look(0, Cause.CLOSED, 0));
             } catch (RuntimeException e) { // shutting down

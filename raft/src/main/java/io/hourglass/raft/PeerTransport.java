@@ -50,10 +50,15 @@ final class PeerTransport implements AutoCloseable {
         this.peers = new PeerChannels(raftAddressOf, clientTls);
     }
 
-    /** Serves {@code services} next to Ratis' own on the Raft port, with {@code filter} on its transports. */
+    /**
+     * Serves {@code services} next to Ratis' own on the Raft port; {@code filter} hears of the
+     * transports that carried a leader's appends closing ({@link AppendTransports}).
+     */
     void serve(ServerTransportFilter filter, List<ServerServiceDefinition> services) {
         GrpcConfigKeys.Server.setServicesCustomizer(parameters, (builder, types) -> {
-            NettyServerBuilder b = (tls == null ? builder : guard.apply(builder, tls)).addTransportFilter(filter);
+            AppendTransports appends = new AppendTransports(filter);
+            NettyServerBuilder b = (tls == null ? builder : guard.apply(builder, tls)).addTransportFilter(appends)
+                    .intercept(appends);
             if (types.contains(GrpcServices.Type.SERVER)) {
                 services.forEach(b::addService);
             }

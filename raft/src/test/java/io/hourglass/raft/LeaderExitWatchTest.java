@@ -53,6 +53,29 @@ class LeaderExitWatchTest {
         }
     }
 
+    /**
+     * A connection that opens and closes without a call (another node's probe, a supervisor's TCP
+     * check, a port scanner) is no sign of a gone leader: no watch looks at its leader's port for it.
+     * Before, each one set off a look — probes of the leader, whose closes set off the others'.
+     */
+    @Test
+    void connectionsThatCarriedNoAppendsDoNotSetOffLooks() throws Exception {
+        try (TestGroup group = new TestGroup(dir, List.of("n1", "n2", "n3"), SLOW_ELECTIONS).start(n -> { })) {
+            RaftNode leader = group.awaitOneLeader();
+            TestGroup.put(leader, "m").get();
+            for (int i = 0; i < 10; i++) {
+                for (String id : group.nodes().keySet()) {
+                    try (Socket s = new Socket()) {
+                        s.connect(new InetSocketAddress("127.0.0.1", group.raftPort(id)), 2_000);
+                    }
+                }
+            }
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+                    .until(() -> group.nodes().values().stream().mapToLong(n -> n.leaderExitWatch().closeLooks()).sum() == 0);
+            assertTrue(leader.isLeader(), "the leader kept its place");
+        }
+    }
+
     private static io.hourglass.core.proto.LogEnd end(long term, long index) {
         return io.hourglass.core.proto.LogEnd.newBuilder().setTerm(term).setIndex(index).build();
     }

@@ -119,6 +119,11 @@ final class TestGroup implements AutoCloseable {
         return stores.get(id);
     }
 
+    /** Node {@code id}'s Raft port. */
+    int raftPort(String id) {
+        return ports.get(id);
+    }
+
     Map<String, RaftNode> nodes() {
         return nodes;
     }
