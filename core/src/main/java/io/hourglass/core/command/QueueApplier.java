@@ -204,7 +204,8 @@ public final class QueueApplier implements CommandApplier {
             }
             Optional<StoredMessage> m = store.queue().message(key);
             if (m.isPresent() && batch.durableGroups(m.get().getTopic()).contains(c.getGroup())
-                    && !store.queue().hasReceipt(key, c.getGroup()) && c.getDeliveries() > store.queue().deliveryCount(key, c.getGroup())) {
+                    && !store.queue().hasReceipt(key, c.getGroup())
+                    && c.getDeliveries() > store.queue().deliveryCount(key, c.getGroup())) {
                 batch.putDeliveryCount(key, c.getGroup(), c.getDeliveries());
             }
         }

@@ -148,7 +148,8 @@ final class Dispatcher {
     /** The group's back-off before redelivering after attempt {@link InFlightTracker#attempt}; 0: none. */
     private long backoffMs(EventKey key, Recipient recipient, String topic) {
         return recipient instanceof Recipient.Group g
-                ? BackOff.afterAttempt(store.queue().groupPolicy(topic, g.name()).orElse(null), inFlight.attempt(key, recipient)) : 0;
+                ? BackOff.afterAttempt(store.queue().groupPolicy(topic, g.name()).orElse(null),
+                        inFlight.attempt(key, recipient)) : 0;
     }
 
     /** Offers {@code key} of {@code topic} to {@code recipient} again on the next pass. */

@@ -343,7 +343,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase implements AutoC
                 throw new io.hourglass.core.InvalidRequestException("group must not be empty: a policy belongs to a durable group");
             }
             validator.validateGroup(r.getGroup());
-            io.hourglass.core.proto.GroupPolicy.Builder merged = shards.of(r.getTopic()).store().queue().groupPolicy(r.getTopic(), r.getGroup())
+            io.hourglass.core.proto.GroupPolicy.Builder merged = shards.of(r.getTopic()).store().queue()
+                    .groupPolicy(r.getTopic(), r.getGroup())
                     .map(io.hourglass.core.proto.GroupPolicy::toBuilder)
                     .orElseGet(io.hourglass.core.proto.GroupPolicy::newBuilder);
             if (r.getSetBackoff()) {

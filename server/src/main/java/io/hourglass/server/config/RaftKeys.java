@@ -61,7 +61,7 @@ public final class RaftKeys {
                     + "`hourglass_raft_pending_install_step_down_requests_total`).");
     public static final ConfigKey<Duration> LEADER_EXIT_STAGGER = ConfigKey.duration(
             "raft.leaderExitStagger", "300ms", "0ms",
-            "When a connection from the leader closes and the leader's Raft port then refuses connections (its "
+            "When the connection that carried the leader's appends closes and the leader's Raft port then refuses connections (its "
                     + "process is gone: killed, crashed, stopped), the followers start an election at once instead of "
                     + "after the election timeout, the one whose log ends last first, then by id, this far apart, each only if no new "
                     + "leader has appeared by then (two at once would split the vote). The same goes for a paused or "
