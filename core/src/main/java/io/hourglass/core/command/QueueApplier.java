@@ -1,5 +1,6 @@
 package io.hourglass.core.command;
 
+import com.google.protobuf.ByteString;
 import io.hourglass.core.proto.Command;
 import io.hourglass.core.proto.DeleteBatchCmd;
 import io.hourglass.core.proto.DeleteMessageCmd;
@@ -104,13 +105,17 @@ public final class QueueApplier implements CommandApplier {
             throw new IllegalStateException("entry " + position + " carries " + put.getMessagesCount() + " messages");
         }
         List<EventKey> keys = new ArrayList<>(put.getMessagesCount());
-        Map<String, EventKey> inThisEntry = new HashMap<>();
+        Map<ByteString, EventKey> inThisEntry = new HashMap<>();
         Replacements replacements = new Replacements(batch, store);
         boolean due = false;
         producerIds.forgetExpired(batch, stamp);
+        // Names and ids stay the UTF-8 bytes the entry carries: decoding them into strings and
+        // encoding them again for the stored message was ~30 % of a follower's apply thread.
+        ByteString topic = null;
+        long topicHash = 0;
         for (int i = 0; i < put.getMessagesCount(); i++) {
             NewMessage m = put.getMessages(i);
-            String pid = m.getProducerId();
+            ByteString pid = m.getProducerIdBytes();
             if (!pid.isEmpty()) {
                 EventKey earlier = inThisEntry.get(pid);
                 if (earlier == null) {
@@ -123,20 +128,24 @@ public final class QueueApplier implements CommandApplier {
                 }
             }
             long dueAt = stamp + (m.getEveryMs() > 0 && m.getDelayMs() == 0 ? m.getEveryMs() : m.getDelayMs());
-            EventKey key = EventKey.of(m.getTopic(), dueAt, position.index(), i);
+            if (!m.getTopicBytes().equals(topic)) { // an entry's messages mostly share their topic
+                topic = m.getTopicBytes();
+                topicHash = EventKey.topicHash(topic);
+            }
+            EventKey key = EventKey.ofHash(topicHash, dueAt, position.index(), i);
             if (!pid.isEmpty()) {
                 producerIds.remember(batch, pid, key, stamp);
                 inThisEntry.put(pid, key);
             }
             StoredMessage stored = StoredMessage.newBuilder()
-                    .setTopic(m.getTopic())
+                    .setTopicBytes(topic)
                     .setPayload(m.getPayload())
                     .putAllHeaders(m.getHeadersMap())
                     .setEnqueuedAtMs(stamp)
                     .setDueAtMs(dueAt)
                     .setExpiresAtMs(m.getTtlMs() > 0 ? dueAt + m.getTtlMs() : 0)
-                    .setProducerId(m.getProducerId())
-                    .setKey(m.getKey())
+                    .setProducerIdBytes(pid)
+                    .setKeyBytes(m.getKeyBytes())
                     .setEveryMs(m.getEveryMs())
                     .build();
             replacements.replace(stored); // before the put: the key's entry then names the new message

@@ -27,10 +27,20 @@ public record EventKey(long topicHash, long dueAtMs, long sequence) implements C
     }
 
     public static EventKey of(String topic, long dueAtMs, long logIndex, int position) {
+        return ofHash(topicHash(topic), dueAtMs, logIndex, position);
+    }
+
+    /** {@link #of(String, long, long, int)} for a topic whose {@link #topicHash} is known. */
+    public static EventKey ofHash(long topicHash, long dueAtMs, long logIndex, int position) {
         if (position < 0 || position >= MAX_MESSAGES_PER_ENTRY) {
             throw new IllegalArgumentException("position out of range: " + position);
         }
-        return new EventKey(topicHash(topic), dueAtMs, logIndex * MAX_MESSAGES_PER_ENTRY + position);
+        return new EventKey(topicHash, dueAtMs, logIndex * MAX_MESSAGES_PER_ENTRY + position);
+    }
+
+    /** {@link #topicHash(String)} of a name as its UTF-8 bytes, as a log entry carries it (no decoding). */
+    public static long topicHash(com.google.protobuf.ByteString topicUtf8) {
+        return XxHash64.hash(topicUtf8.toByteArray());
     }
 
     public static long topicHash(String topic) {

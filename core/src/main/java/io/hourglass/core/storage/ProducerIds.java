@@ -1,7 +1,8 @@
 package io.hourglass.core.storage;
 
+import com.google.protobuf.ByteString;
+
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Optional;
 
@@ -32,7 +33,12 @@ public final class ProducerIds {
 
     /** The key a publish's producer id was stored under, if it was stored within the window. */
     public Optional<EventKey> keyOf(String producerId) {
-        byte[] v = store.get(d -> d.dedup, publishKey(producerId));
+        return keyOf(ByteString.copyFromUtf8(producerId));
+    }
+
+    /** {@link #keyOf(String)} of an id as its UTF-8 bytes, as a log entry carries it (no decoding). */
+    public Optional<EventKey> keyOf(ByteString producerId) {
+        byte[] v = store.get(d -> d.dedup, prefixed((byte) 'p', producerId));
         return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(Arrays.copyOf(v, EventKey.LENGTH)));
     }
 
@@ -44,9 +50,14 @@ public final class ProducerIds {
 
     /** Remembers that a publish's {@code producerId} was stored as {@code key} at {@code stampMs}. */
     public void remember(StoreBatch batch, String producerId, EventKey key, long stampMs) {
+        remember(batch, ByteString.copyFromUtf8(producerId), key, stampMs);
+    }
+
+    /** {@link #remember(StoreBatch, String, EventKey, long)} of an id as its UTF-8 bytes. */
+    public void remember(StoreBatch batch, ByteString producerId, EventKey key, long stampMs) {
         Db db = batch.db();
         timeKeyAdded(db, stampMs);
-        batch.put(db.dedup, publishKey(producerId),
+        batch.put(db.dedup, prefixed((byte) 'p', producerId),
                 ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
         batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
     }
@@ -89,9 +100,9 @@ public final class ProducerIds {
                 oldestLeft[0] = stamp;
                 return false;
             }
-            String producerId = new String(k, 9, k.length - 9, StandardCharsets.UTF_8);
-            batch.delete(db.dedup, publishKey(producerId));
-            batch.delete(db.dedup, roomKey(producerId));
+            ByteString producerId = ByteString.copyFrom(k, 9, k.length - 9);
+            batch.delete(db.dedup, prefixed((byte) 'p', producerId));
+            batch.delete(db.dedup, prefixed((byte) 'r', producerId));
             batch.delete(db.dedup, timeKey(stamp, producerId));
             n[0]++;
             return true;
@@ -107,21 +118,28 @@ public final class ProducerIds {
         }
     }
 
-    private static byte[] publishKey(String producerId) {
-        return prefixed((byte) 'p', producerId);
-    }
-
     private static byte[] roomKey(String producerId) {
         return prefixed((byte) 'r', producerId);
     }
 
     private static byte[] prefixed(byte prefix, String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + p.length).put(prefix).put(p).array();
+        return prefixed(prefix, ByteString.copyFromUtf8(producerId));
+    }
+
+    private static byte[] prefixed(byte prefix, ByteString producerId) {
+        byte[] key = new byte[1 + producerId.size()];
+        key[0] = prefix;
+        producerId.copyTo(key, 1);
+        return key;
     }
 
     private static byte[] timeKey(long stampMs, String producerId) {
-        byte[] p = producerId.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(9 + p.length).put((byte) 't').putLong(stampMs).put(p).array();
+        return timeKey(stampMs, ByteString.copyFromUtf8(producerId));
+    }
+
+    private static byte[] timeKey(long stampMs, ByteString producerId) {
+        byte[] key = ByteBuffer.allocate(9 + producerId.size()).put((byte) 't').putLong(stampMs).array();
+        producerId.copyTo(key, 9);
+        return key;
     }
 }

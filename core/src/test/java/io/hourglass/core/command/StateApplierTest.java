@@ -90,6 +90,39 @@ class StateApplierTest {
         }
     }
 
+    /**
+     * An entry as a follower reads it, parsed from the log's bytes, whose messages switch topics and
+     * carry producer ids and keys: each is stored under its own topic (the topic hash is reused only
+     * while the topic stays the same) with its names and ids as published, and a retry of an id is
+     * answered with the message stored the first time.
+     */
+    @Test
+    void entryParsedFromBytesKeepsEachMessagesTopicIdAndKey() throws Exception {
+        PutCmd.Builder p = PutCmd.newBuilder();
+        String[][] messages = {{"a", "p-1", ""}, {"a", "p-2", "k"}, {"b", "p-3", ""}, {"a", "", ""}, {"b", "p-4", "k"}};
+        for (String[] m : messages) {
+            p.addMessages(NewMessage.newBuilder().setTopic(m[0]).setProducerId(m[1]).setKey(m[2])
+                    .setPayload(ByteString.copyFromUtf8(m[0] + m[1])));
+        }
+        byte[] entry = Command.newBuilder().setPut(p).setStampedAtMs(1_000).build().toByteArray();
+        ApplyResult r = applier.apply(Command.parseFrom(entry), new TermIndex(1, ++index));
+        assertEquals(messages.length, r.published().size());
+        for (int i = 0; i < messages.length; i++) {
+            EventKey k = r.published().get(i);
+            assertEquals(EventKey.topicHash(messages[i][0]), k.topicHash(), "message " + i + "'s topic hash");
+            var stored = store.queue().message(k).orElseThrow();
+            assertEquals(messages[i][0], stored.getTopic());
+            assertEquals(messages[i][1], stored.getProducerId());
+            assertEquals(messages[i][2], stored.getKey());
+        }
+        assertEquals(r.published().get(2), store.keyOfProducerId("p-3").orElseThrow());
+        PutCmd retry = PutCmd.newBuilder().addMessages(NewMessage.newBuilder().setTopic("b").setProducerId("p-3")
+                .setPayload(ByteString.copyFromUtf8("again"))).build();
+        byte[] again = Command.newBuilder().setPut(retry).setStampedAtMs(1_001).build().toByteArray();
+        assertEquals(List.of(r.published().get(2)),
+                applier.apply(Command.parseFrom(again), new TermIndex(1, ++index)).published());
+    }
+
     @Test
     void messageIsRemovedOnlyWhenEveryDurableGroupHasAcknowledged() {
         apply(register("t", "billing"), 1);
