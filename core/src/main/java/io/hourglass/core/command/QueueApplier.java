@@ -128,8 +128,9 @@ public final class QueueApplier implements CommandApplier {
                 }
             }
             long dueAt = stamp + (m.getEveryMs() > 0 && m.getDelayMs() == 0 ? m.getEveryMs() : m.getDelayMs());
-            if (!m.getTopicBytes().equals(topic)) { // an entry's messages mostly share their topic
-                topic = m.getTopicBytes();
+            ByteString messageTopic = m.getTopicBytes();
+            if (!messageTopic.equals(topic)) { // an entry's messages mostly share their topic
+                topic = messageTopic;
                 topicHash = EventKey.topicHash(topic);
             }
             EventKey key = EventKey.ofHash(topicHash, dueAt, position.index(), i);

@@ -1,5 +1,6 @@
 package io.hourglass.core.storage;
 
+import com.google.protobuf.ByteString;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -39,7 +40,7 @@ public record EventKey(long topicHash, long dueAtMs, long sequence) implements C
     }
 
     /** {@link #topicHash(String)} of a name as its UTF-8 bytes, as a log entry carries it (no decoding). */
-    public static long topicHash(com.google.protobuf.ByteString topicUtf8) {
+    public static long topicHash(ByteString topicUtf8) {
         return XxHash64.hash(topicUtf8.toByteArray());
     }
 

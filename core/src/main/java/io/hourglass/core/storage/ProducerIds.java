@@ -1,7 +1,6 @@
 package io.hourglass.core.storage;
 
 import com.google.protobuf.ByteString;
-
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Optional;
@@ -38,7 +37,7 @@ public final class ProducerIds {
 
     /** {@link #keyOf(String)} of an id as its UTF-8 bytes, as a log entry carries it (no decoding). */
     public Optional<EventKey> keyOf(ByteString producerId) {
-        byte[] v = store.get(d -> d.dedup, prefixed((byte) 'p', producerId));
+        byte[] v = store.get(d -> d.dedup, publishKey(producerId));
         return v == null ? Optional.empty() : Optional.of(EventKey.fromBytes(Arrays.copyOf(v, EventKey.LENGTH)));
     }
 
@@ -57,7 +56,7 @@ public final class ProducerIds {
     public void remember(StoreBatch batch, ByteString producerId, EventKey key, long stampMs) {
         Db db = batch.db();
         timeKeyAdded(db, stampMs);
-        batch.put(db.dedup, prefixed((byte) 'p', producerId),
+        batch.put(db.dedup, publishKey(producerId),
                 ByteBuffer.allocate(EventKey.LENGTH + 8).put(key.toBytes()).putLong(stampMs).array());
         batch.put(db.dedup, timeKey(stampMs, producerId), new byte[0]);
     }
@@ -101,8 +100,8 @@ public final class ProducerIds {
                 return false;
             }
             ByteString producerId = ByteString.copyFrom(k, 9, k.length - 9);
-            batch.delete(db.dedup, prefixed((byte) 'p', producerId));
-            batch.delete(db.dedup, prefixed((byte) 'r', producerId));
+            batch.delete(db.dedup, publishKey(producerId));
+            batch.delete(db.dedup, roomKey(producerId));
             batch.delete(db.dedup, timeKey(stamp, producerId));
             n[0]++;
             return true;
@@ -118,12 +117,16 @@ public final class ProducerIds {
         }
     }
 
-    private static byte[] roomKey(String producerId) {
-        return prefixed((byte) 'r', producerId);
+    private static byte[] publishKey(ByteString producerId) {
+        return prefixed((byte) 'p', producerId);
     }
 
-    private static byte[] prefixed(byte prefix, String producerId) {
-        return prefixed(prefix, ByteString.copyFromUtf8(producerId));
+    private static byte[] roomKey(String producerId) {
+        return roomKey(ByteString.copyFromUtf8(producerId));
+    }
+
+    private static byte[] roomKey(ByteString producerId) {
+        return prefixed((byte) 'r', producerId);
     }
 
     private static byte[] prefixed(byte prefix, ByteString producerId) {
