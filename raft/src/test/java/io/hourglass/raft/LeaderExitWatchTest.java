@@ -39,17 +39,24 @@ class LeaderExitWatchTest {
             }
             String gone = group.nodes().entrySet().stream().filter(e -> e.getValue() == leader).findFirst()
                     .orElseThrow().getKey();
+            // Ratis closes the leader's port part way through its close, which then waits for its
+            // executor (about 1 s here, longer on a busy machine): from the close's return the port
+            // is surely closed, and the new leader is timed from there (0 when already elected).
             long killedAt = System.nanoTime();
             group.close(gone);
-            await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(10))
+            long closedAt = System.nanoTime();
+            long closeMs = (closedAt - killedAt) / 1_000_000;
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
                     .until(() -> group.nodes().values().stream().anyMatch(RaftNode::isLeader));
-            long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
-            assertTrue(tookMs < 6_000, "a new leader after " + tookMs + " ms, before the 8 s election timeout");
+            long tookMs = (System.nanoTime() - closedAt) / 1_000_000;
+            assertTrue(tookMs < 2_000, "a new leader " + tookMs + " ms after the old one's close returned ("
+                    + closeMs + " ms), long before the 8 s election timeout");
             long forced = group.nodes().values().stream().mapToLong(n -> n.counters().leaderExitElections()).sum();
             assertEquals(1, forced, "one follower started the election, the other waited and saw it win");
             RaftNode next = group.nodes().values().stream().filter(RaftNode::isLeader).findFirst().orElseThrow();
             TestGroup.put(next, "after").get(); // the new leader commits with the remaining follower
-            System.out.println("LeaderExitWatchTest: new leader " + tookMs + " ms after the old one's port closed");
+            System.out.println("LeaderExitWatchTest: new leader " + tookMs + " ms after the old one's close returned ("
+                    + closeMs + " ms)");
         }
     }
 
