@@ -33,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * {@code maxBuffered − unhandled} credits out, where {@code unhandled} counts deliveries the
  * handler has not finished ({@link #deliveryDone()}), so at most {@code maxBuffered} deliveries
  * wait in the client and the rest wait on the server (its writes stop when gRPC says the client
- * is not ready).
+ * is not ready). A stream with room for 16 or more asks the server for frames of up to
+ * {@link #batchFor an eighth of it} when several deliveries are ready at once (one frame, one
+ * callback for many); a credit then stands for a whole frame, and the stream keeps
+ * {@code (maxBuffered − unhandled) / batch} of them out.
  *
  * <p>Confirmed ACKs and that rule would deadlock: a handler blocked on
  * {@link DeliveryContext#ackConfirmed()} holds its delivery, the buffer fills, and the
@@ -93,6 +96,13 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
     private final java.util.function.BooleanSupplier onHandlerThread;
     /** Credits are granted in steps of this many (at least one, and at once when none is out). */
     private final int creditStep;
+    /**
+     * Most deliveries per frame asked of the server ({@code init.max_batch}): an eighth of
+     * {@code maxBuffered} from 16 on, else 1. With batches a credit is a frame of up to this many,
+     * so the stream keeps {@code (maxBuffered − unhandled) / batch} credits out and the buffer bound
+     * holds.
+     */
+    private final int batch;
 
     /** Plain ACKs buffered before a frame goes out whether or not the handler is idle. */
     static final int ACK_BATCH_MAX = 256;
@@ -107,14 +117,25 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         this.maxBuffered = maxBuffered;
         this.listener = listener;
         this.onHandlerThread = onHandlerThread;
-        this.creditStep = Math.max(1, maxBuffered / 8);
+        this.batch = batchFor(maxBuffered);
+        this.creditStep = batch > 1 ? 1 : Math.max(1, maxBuffered / 8);
+    }
+
+    /** The {@code max_batch} a stream buffering {@code maxBuffered} deliveries asks for. */
+    static int batchFor(int maxBuffered) {
+        return maxBuffered >= 16 ? Math.min(maxBuffered / 8, 256) : 1;
+    }
+
+    /** Credits (frames) that fill a buffer of {@code room} deliveries. */
+    private int creditsFor(int room) {
+        return batch > 1 ? room / batch : room;
     }
 
     /** Opens the call and sends {@code init}. */
     void start(String topic, String group) {
         BrokerGrpc.newStub(endpoint.channel()).subscribe(this);
         send(SubscribeRequest.newBuilder()
-                .setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group))
+                .setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group).setMaxBatch(batch))
                 .build());
     }
 
@@ -175,7 +196,7 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         ClientCallStreamObserver<SubscribeRequest> c;
         int more;
         synchronized (lock) {
-            int target = Math.max(maxBuffered - unhandled, confirmsPending > 0 ? 1 : 0);
+            int target = Math.max(creditsFor(maxBuffered - unhandled), confirmsPending > 0 ? 1 : 0);
             more = target - granted;
             // In steps, not one request per handled delivery; at once when no credit is out, so
             // that a confirmation's reply can always arrive (class comment).
@@ -210,24 +231,29 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
     @Override
     public void beforeStart(ClientCallStreamObserver<SubscribeRequest> requestStream) {
-        requestStream.disableAutoRequestWithInitial(maxBuffered);
+        int initial = creditsFor(maxBuffered);
+        requestStream.disableAutoRequestWithInitial(initial);
         synchronized (lock) {
             this.call = requestStream;
-            this.granted = maxBuffered;
+            this.granted = initial;
         }
     }
 
     @Override
     public void onNext(SubscribeResponse response) {
-        boolean delivery = response.getFrameCase() == SubscribeResponse.FrameCase.DELIVERY;
+        int deliveries = switch (response.getFrameCase()) {
+            case DELIVERY -> 1;
+            case DELIVERIES -> response.getDeliveries().getDeliveryCount();
+            default -> 0;
+        };
         synchronized (lock) {
             granted--;
-            if (delivery) {
-                unhandled++; // its credit comes back through deliveryDone()
-            }
+            unhandled += deliveries; // their credit comes back through deliveryDone()
         }
         switch (response.getFrameCase()) {
             case DELIVERY -> listener.onDelivery(this, ProtoCodec.fromProto(response.getDelivery()));
+            case DELIVERIES -> response.getDeliveries().getDeliveryList()
+                    .forEach(d -> listener.onDelivery(this, ProtoCodec.fromProto(d)));
             case SUBSCRIBED -> listener.onSubscribed(this, response.getSubscribed().getConsumerId());
             case ACK_REPLY -> onAckReply(response.getAckReply());
             default -> LOG.debug("ignoring unknown frame from {}", endpoint.address());

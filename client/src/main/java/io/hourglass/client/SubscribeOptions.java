@@ -12,7 +12,8 @@ import java.time.Duration;
  * @param giveUpAfter end the subscription with {@link UnavailableException} after this long
  *     without a working stream (counted from subscribing or from the last failure of a stream
  *     that had been accepted); zero = never give up (default)
- * @param maxBuffered deliveries the server may send ahead of the handler (default 128)
+ * @param maxBuffered deliveries the server may send ahead of the handler (default 128); from 16 on, the
+ *        server may send up to an eighth of them in one frame when several are ready at once
  * @param closeTimeout how long {@link Subscription#close()} waits for the running handler call
  *     and for the server to end the stream before cancelling it (default 5 s)
  */

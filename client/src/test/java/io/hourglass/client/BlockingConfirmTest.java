@@ -91,4 +91,60 @@ class BlockingConfirmTest {
         release.countDown();
         await().atMost(Duration.ofSeconds(20)).until(() -> handled.get() == 50);
     }
+
+    /**
+     * A buffer of 16 asks for frames of 2 ({@code init.max_batch}); a credit then stands for a frame,
+     * so a blocked handler still bounds what is read (`subscribed`, then 8 frames of 2 deliveries),
+     * and every delivery of every frame is handled, in order, once each.
+     */
+    @Test
+    void framesOfSeveralDeliveriesAreCountedAgainstTheBufferAndHandledInOrder() {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<String> handled = new CopyOnWriteArrayList<>();
+        client.subscribe("t", "g", SMALL_BUFFER.withMaxBuffered(16), (m, ctx) -> {
+            assertTrue(release.await(20, TimeUnit.SECONDS));
+            handled.add(m.payloadUtf8());
+            ctx.ack();
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
+                && broker.stream(0).initReceived());
+        FakeBroker.FakeStream stream = broker.stream(0);
+        assertEquals(2, stream.received.get(0).getInit().getMaxBatch());
+        for (int i = 0; i < 40; i++) {
+            stream.deliverBatch("t", List.of("p-" + 2 * i, "p-" + (2 * i + 1)));
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> stream.sent.get() >= 9);
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> stream.sent.get() <= 9);
+        release.countDown();
+        await().atMost(Duration.ofSeconds(20)).until(() -> handled.size() == 80);
+        for (int i = 0; i < 80; i++) {
+            assertEquals("p-" + i, handled.get(i));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> stream.delivered.isEmpty()); // every tag ACKed
+    }
+
+    @Test
+    void aHandlerBlockingOnConfirmationsGetsThroughFramesOfSeveralDeliveries() {
+        List<String> confirmed = new CopyOnWriteArrayList<>();
+        AtomicInteger failures = new AtomicInteger();
+        client.subscribe("t", "g", SMALL_BUFFER.withMaxBuffered(16), (m, ctx) -> {
+            try {
+                ctx.ackConfirmed().get(10, TimeUnit.SECONDS);
+                confirmed.add(m.payloadUtf8());
+            } catch (Exception e) {
+                failures.incrementAndGet();
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
+                && broker.stream(0).initReceived());
+        FakeBroker.FakeStream stream = broker.stream(0);
+        for (int i = 0; i < 100; i++) {
+            stream.deliverBatch("t", List.of("p-" + 2 * i, "p-" + (2 * i + 1)));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> confirmed.size() + failures.get() == 200);
+        assertEquals(0, failures.get());
+        for (int i = 0; i < 200; i++) {
+            assertEquals("p-" + i, confirmed.get(i));
+        }
+    }
 }

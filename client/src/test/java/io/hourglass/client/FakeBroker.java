@@ -168,7 +168,20 @@ final class FakeBroker implements AutoCloseable {
             return deliver(topic, payload, 1, false);
         }
 
+        /** Queues one {@code deliveries} frame carrying these payloads, in order. */
+        void deliverBatch(String topic, List<String> payloads) {
+            io.hourglass.api.v1.Deliveries.Builder batch = io.hourglass.api.v1.Deliveries.newBuilder();
+            payloads.forEach(p -> batch.addDelivery(delivery(topic, p, 1, true)));
+            push(SubscribeResponse.newBuilder().setDeliveries(batch).build());
+        }
+
         private Delivery deliver(String topic, String payload, int attempt, boolean remember) {
+            Delivery d = delivery(topic, payload, attempt, remember);
+            push(SubscribeResponse.newBuilder().setDelivery(d).build());
+            return d;
+        }
+
+        private Delivery delivery(String topic, String payload, int attempt, boolean remember) {
             byte[] tag = nextTag();
             Delivery d = Delivery.newBuilder().setTag(ByteString.copyFrom(tag))
                     .setId(HexFormat.of().formatHex(tag)).setTopic(topic)
@@ -178,7 +191,6 @@ final class FakeBroker implements AutoCloseable {
             if (remember) {
                 delivered.add(d.getTag());
             }
-            push(SubscribeResponse.newBuilder().setDelivery(d).build());
             return d;
         }
 

@@ -33,6 +33,14 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private static final Logger LOG = LoggerFactory.getLogger(SubscribeSession.class);
     /** Tags an Ack frame may carry besides its first (broker.proto): one refusal per bad tag stays bounded. */
     static final int MAX_MORE_TAGS = 1024;
+    /** Most deliveries in one {@code deliveries} frame, whatever the client asks (broker.proto). */
+    static final int MAX_BATCH = 256;
+    /**
+     * A {@code deliveries} frame takes no more delivery after this many bytes; a delivery that would
+     * cross it starts the next frame (one larger alone goes alone), so frames stay far under the
+     * clients' 4 MiB inbound limit.
+     */
+    static final int BATCH_BYTES = 256 * 1024;
     /** How often a Subscribe waiting out an election asks the engine again. */
     static final long ELECTION_POLL_MS = 20;
 
@@ -51,6 +59,10 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     /** Set once a consumer slot was taken; cleared by the one release that gives it back. */
     private final AtomicBoolean holdsSlot = new AtomicBoolean();
     private volatile Consumer consumer;
+    /** Deliveries per frame the client takes (1: a {@code delivery} frame each); set by init. */
+    private volatile int maxBatch = 1;
+    /** Polled for a batch it did not fit in; the next frame starts with it. Guarded by {@code out}. */
+    private Delivery carry;
     private volatile boolean initialised;
     private volatile boolean ended;
 
@@ -114,6 +126,12 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             fail(StatusMapper.toStatus(e));
             return;
         }
+        int batch = frame.getInit().getMaxBatch();
+        if (batch < 0) {
+            fail(Status.INVALID_ARGUMENT.withDescription("init.max_batch is the most deliveries per frame: 0 or more, got " + batch));
+            return;
+        }
+        maxBatch = Math.max(1, Math.min(batch, MAX_BATCH));
         Status full = limits.acquireConsumer();
         if (full != null) {
             fail(full);
@@ -256,15 +274,46 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
         Consumer c = consumer;
         synchronized (out) {
             while (!ended && out.isReady()) {
-                Delivery d = c.poll();
+                Delivery d = carry != null ? carry : c.poll();
+                carry = null;
                 if (d == null) {
                     return;
                 }
-                out.onNext(SubscribeResponse.newBuilder().setDelivery(toProto(d)).build());
-                metrics.recordDelivery(d.message().getTopic(), d.message().getEnqueuedAtMs(), d.message().getDueAtMs(),
-                        d.deliveredAtMs());
+                io.hourglass.api.v1.Delivery first = sent(d);
+                Delivery next = maxBatch > 1 ? c.poll() : null;
+                if (next == null) {
+                    out.onNext(SubscribeResponse.newBuilder().setDelivery(first).build());
+                    continue;
+                }
+                io.hourglass.api.v1.Deliveries.Builder batch = io.hourglass.api.v1.Deliveries.newBuilder().addDelivery(first);
+                int bytes = first.getSerializedSize();
+                while (next != null) {
+                    io.hourglass.api.v1.Delivery proto = toProto(next);
+                    bytes += proto.getSerializedSize();
+                    if (bytes > BATCH_BYTES) {
+                        carry = next; // starts the next frame
+                        break;
+                    }
+                    record(next);
+                    batch.addDelivery(proto);
+                    next = batch.getDeliveryCount() < maxBatch ? c.poll() : null;
+                }
+                out.onNext(batch.getDeliveryCount() == 1
+                        ? SubscribeResponse.newBuilder().setDelivery(first).build()
+                        : SubscribeResponse.newBuilder().setDeliveries(batch).build());
             }
         }
+    }
+
+    /** {@code d} as it goes out, counted in the delivery metrics. */
+    private io.hourglass.api.v1.Delivery sent(Delivery d) {
+        record(d);
+        return toProto(d);
+    }
+
+    private void record(Delivery d) {
+        metrics.recordDelivery(d.message().getTopic(), d.message().getEnqueuedAtMs(), d.message().getDueAtMs(),
+                d.deliveredAtMs());
     }
 
     static io.hourglass.api.v1.Delivery toProto(Delivery d) {

@@ -23,6 +23,8 @@ import io.hourglass.api.v1.SubscribeResponse;
 import io.hourglass.server.testing.StreamRecorder;
 import io.hourglass.server.testing.TestNode;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -242,5 +244,112 @@ class BrokerApiTest {
                 node.node().store().queue().message(io.hourglass.core.storage.EventKey.fromBytes(t.toByteArray())).isEmpty()));
         assertEquals(1, out.values().stream().filter(SubscribeResponse::hasAckReply).count(), "one refusal, no other reply");
         in.onCompleted();
+    }
+
+    /** A Subscribe stream whose client reads only as many frames as the test grants. */
+    private static final class Held implements io.grpc.stub.ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
+        private final StreamRecorder<SubscribeResponse> frames = new StreamRecorder<>();
+        private volatile io.grpc.stub.ClientCallStreamObserver<SubscribeRequest> call;
+
+        @Override
+        public void beforeStart(io.grpc.stub.ClientCallStreamObserver<SubscribeRequest> requestStream) {
+            call = requestStream;
+            requestStream.disableAutoRequestWithInitial(1);
+        }
+
+        @Override
+        public void onNext(SubscribeResponse value) {
+            frames.onNext(value);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            frames.onError(t);
+        }
+
+        @Override
+        public void onCompleted() {
+            frames.onCompleted();
+        }
+
+        void request(int n) {
+            call.request(n);
+        }
+
+        List<SubscribeResponse> values() {
+            return frames.values();
+        }
+
+        List<io.hourglass.api.v1.Delivery> deliveries() {
+            return values().stream().flatMap(r -> r.hasDeliveries() ? r.getDeliveries().getDeliveryList().stream()
+                    : r.hasDelivery() ? java.util.stream.Stream.of(r.getDelivery()) : java.util.stream.Stream.empty()).toList();
+        }
+    }
+
+    private static SubscribeRequest init(String topic, String group, int maxBatch) {
+        return SubscribeRequest.newBuilder().setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group)
+                .setMaxBatch(maxBatch)).build();
+    }
+
+    /**
+     * Deliveries that wait together on the server (here behind a client that reads nothing until all
+     * 40 are handed to its stream) go out in frames of up to the client's {@code max_batch}, in
+     * order, each acknowledged by its own tag.
+     */
+    @Test
+    void readyDeliveriesGoTogetherToAConsumerThatAsksForBatches() {
+        String pad = "x".repeat(8 * 1024); // 40 x 8 KiB: more than the transport's window holds
+        PublishRequest.Builder r = PublishRequest.newBuilder();
+        List<String> sent = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            sent.add("m" + i);
+            r.addMessages(msg("api-frames", "m" + i + " " + pad));
+        }
+        blocking.publish(r.build());
+        Held out = new Held();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(init("api-frames", "g", 8));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> node.node().engine().inFlightCount("api-frames") == 40);
+        out.request(1_000);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 40);
+
+        List<SubscribeResponse> batches = out.values().stream().filter(SubscribeResponse::hasDeliveries).toList();
+        assertFalse(batches.isEmpty(), "deliveries waiting together came in deliveries frames");
+        for (SubscribeResponse b : batches) {
+            int n = b.getDeliveries().getDeliveryCount();
+            assertTrue(n >= 2 && n <= 8, "a deliveries frame carries 2 to max_batch (8), got " + n);
+        }
+        List<io.hourglass.api.v1.Delivery> got = out.deliveries();
+        assertEquals(sent, got.stream().map(d -> d.getPayload().toStringUtf8().split(" ")[0]).toList(), "in order, each once");
+        Ack.Builder all = Ack.newBuilder().setTag(got.get(0).getTag()).setConfirm(true);
+        got.subList(1, got.size()).forEach(d -> all.addMoreTags(d.getTag()));
+        in.onNext(SubscribeRequest.newBuilder().setAck(all).build());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.values().stream()
+                .filter(f -> f.hasAckReply() && f.getAckReply().getOk()).count() == 40);
+        assertEquals(0, node.node().engine().inFlightCount("api-frames"));
+        in.onCompleted();
+    }
+
+    /** A frame takes no delivery past ~256 KiB: large messages each go alone, whatever max_batch says. */
+    @Test
+    void largeDeliveriesGoOneFrameEachAndANegativeMaxBatchIsRefused() {
+        String big = "y".repeat(200 * 1024);
+        publish(msg("api-big", "a" + big), msg("api-big", "b" + big), msg("api-big", "c" + big));
+        Held out = new Held();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        in.onNext(init("api-big", "g", 256));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> node.node().engine().inFlightCount("api-big") == 3);
+        out.request(1_000);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 3);
+        assertTrue(out.values().stream().noneMatch(SubscribeResponse::hasDeliveries), "200 KiB each: one per frame");
+        in.onCompleted();
+
+        StreamRecorder<SubscribeResponse> refused = new StreamRecorder<>();
+        async.subscribe(refused).onNext(init("api-big", "g2", -1));
+        StatusRuntimeException e = (StatusRuntimeException) refused.awaitError();
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains("max_batch"), e.getStatus().getDescription());
     }
 }
