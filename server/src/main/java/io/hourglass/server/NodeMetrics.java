@@ -42,6 +42,8 @@ public final class NodeMetrics implements AutoCloseable {
     /** Per-topic meters, looked up once per topic instead of built on every message (hot path). */
     private final java.util.Map<String, Counter> published = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.Map<String, Timer[]> deliveryTimers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Subscribe frames that carried deliveries, one or several (with dispatched: messages per frame). */
+    private final LongAdder deliveryFrames = new LongAdder();
 
     public NodeMetrics() {
         new JvmMemoryMetrics().bindTo(registry);
@@ -54,6 +56,13 @@ public final class NodeMetrics implements AutoCloseable {
                 .publishPercentiles(0.5, 0.99).register(registry);
         proposeLatency = Timer.builder("hourglass.raft.propose.latency").description("Raft proposal to apply on this node")
                 .publishPercentiles(0.5, 0.99).register(registry);
+        FunctionCounter.builder("hourglass.delivery.frames", deliveryFrames, LongAdder::doubleValue)
+                .description("Subscribe frames written that carried deliveries: one, or several ready together").register(registry);
+    }
+
+    /** One Subscribe frame carrying deliveries was written. */
+    public void recordDeliveryFrame() {
+        deliveryFrames.increment();
     }
 
     void bindPublishCoalescer(io.hourglass.core.command.PublishCoalescer publishes) {

@@ -281,6 +281,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
                 }
                 io.hourglass.api.v1.Delivery first = sent(d);
                 Delivery next = maxBatch > 1 ? c.poll() : null;
+                metrics.recordDeliveryFrame();
                 if (next == null) {
                     out.onNext(SubscribeResponse.newBuilder().setDelivery(first).build());
                     continue;

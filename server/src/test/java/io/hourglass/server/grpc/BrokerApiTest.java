@@ -306,6 +306,7 @@ class BrokerApiTest {
             r.addMessages(msg("api-frames", "m" + i + " " + pad));
         }
         blocking.publish(r.build());
+        double framesBefore = deliveryFrames();
         Held out = new Held();
         StreamObserver<SubscribeRequest> in = async.subscribe(out);
         in.onNext(init("api-frames", "g", 8));
@@ -322,6 +323,8 @@ class BrokerApiTest {
         }
         List<io.hourglass.api.v1.Delivery> got = out.deliveries();
         assertEquals(sent, got.stream().map(d -> d.getPayload().toStringUtf8().split(" ")[0]).toList(), "in order, each once");
+        long frames = out.values().stream().filter(f -> f.hasDelivery() || f.hasDeliveries()).count();
+        assertEquals(frames, deliveryFrames() - framesBefore, "hourglass_delivery_frames_total counts them");
         Ack.Builder all = Ack.newBuilder().setTag(got.get(0).getTag()).setConfirm(true);
         got.subList(1, got.size()).forEach(d -> all.addMoreTags(d.getTag()));
         in.onNext(SubscribeRequest.newBuilder().setAck(all).build());
@@ -329,6 +332,12 @@ class BrokerApiTest {
                 .filter(f -> f.hasAckReply() && f.getAckReply().getOk()).count() == 40);
         assertEquals(0, node.node().engine().inFlightCount("api-frames"));
         in.onCompleted();
+    }
+
+    private static double deliveryFrames() {
+        var m = java.util.regex.Pattern.compile("(?m)^hourglass_delivery_frames_total ([0-9.eE+-]+)$")
+                .matcher(node.node().metrics().render());
+        return m.find() ? Double.parseDouble(m.group(1)) : -1;
     }
 
     /** A frame takes no delivery past ~256 KiB: large messages each go alone, whatever max_batch says. */
