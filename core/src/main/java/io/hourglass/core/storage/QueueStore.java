@@ -181,12 +181,6 @@ public final class QueueStore {
         return found[0];
     }
 
-    /** Messages of one topic hash due at {@code nowMs}; the iterator's upper bound keeps later keys unread. */
-    public void scanDue(long topicHash, long nowMs, ScanVisitor visitor) {
-        store.scan(d -> d.events, EventKey.scanStart(topicHash), EventKey.scanEnd(topicHash, nowMs),
-                (k, v) -> visitor.visit(EventKey.fromBytes(k), parse(v)));
-    }
-
     /**
      * Visits, in key order from {@code from}, the messages of one topic hash due at {@code nowMs},
      * each with the groups that hold a receipt for it, all read from one snapshot in one pass (a

@@ -319,10 +319,13 @@ class StateApplierTest {
         apply(put("t", 50, 0, "later"), 100);
         apply(put("u", 0, 0, "other topic"), 100);
         List<EventKey> seen = new ArrayList<>();
-        store.queue().scanDue(EventKey.topicHash("t"), 149, (k, m) -> seen.add(k));
+        long hash = EventKey.topicHash("t");
+        EventKey first = new EventKey(hash, 0, 0); // where a dispatcher pass starts a new recipient
+        long next = store.queue().scanDueFrom(hash, first, 149, (k, v, receipts) -> seen.add(k));
         assertEquals(List.of(due), seen);
+        assertEquals(150, next, "the first key not yet due tells when to look again");
         seen.clear();
-        store.queue().scanDue(EventKey.topicHash("t"), 150, (k, m) -> seen.add(k));
+        store.queue().scanDueFrom(hash, first, 150, (k, v, receipts) -> seen.add(k));
         assertEquals(2, seen.size());
     }
 
