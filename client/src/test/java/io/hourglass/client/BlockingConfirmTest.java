@@ -41,12 +41,13 @@ class BlockingConfirmTest {
         broker.close();
     }
 
-    @Test
-    void aHandlerBlockingOnEveryConfirmationGetsThroughABacklog() {
-        int backlog = 200;
-        List<String> confirmed = new CopyOnWriteArrayList<>();
-        AtomicInteger failures = new AtomicInteger();
-        client.subscribe("t", "g", SMALL_BUFFER, (m, ctx) -> {
+    /**
+     * Subscribes with a handler that waits for each delivery's confirmed ACK, adding its payload to
+     * {@code confirmed} (or counting a failure); returns the server side once init arrived.
+     */
+    private FakeBroker.FakeStream subscribeConfirmingEach(SubscribeOptions options, List<String> confirmed,
+                                                         AtomicInteger failures) {
+        client.subscribe("t", "g", options, (m, ctx) -> {
             try {
                 ctx.ackConfirmed().get(10, TimeUnit.SECONDS);
                 confirmed.add(m.payloadUtf8());
@@ -56,7 +57,15 @@ class BlockingConfirmTest {
         });
         await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
                 && broker.stream(0).initReceived());
-        FakeBroker.FakeStream stream = broker.stream(0);
+        return broker.stream(0);
+    }
+
+    @Test
+    void aHandlerBlockingOnEveryConfirmationGetsThroughABacklog() {
+        int backlog = 200;
+        List<String> confirmed = new CopyOnWriteArrayList<>();
+        AtomicInteger failures = new AtomicInteger();
+        FakeBroker.FakeStream stream = subscribeConfirmingEach(SMALL_BUFFER, confirmed, failures);
         // All queued on the server before the first ACK arrives: every reply is written behind them.
         for (int i = 0; i < backlog; i++) {
             stream.deliver("t", "p-" + i, 1);
@@ -127,17 +136,7 @@ class BlockingConfirmTest {
     void aHandlerBlockingOnConfirmationsGetsThroughFramesOfSeveralDeliveries() {
         List<String> confirmed = new CopyOnWriteArrayList<>();
         AtomicInteger failures = new AtomicInteger();
-        client.subscribe("t", "g", SMALL_BUFFER.withMaxBuffered(16), (m, ctx) -> {
-            try {
-                ctx.ackConfirmed().get(10, TimeUnit.SECONDS);
-                confirmed.add(m.payloadUtf8());
-            } catch (Exception e) {
-                failures.incrementAndGet();
-            }
-        });
-        await().atMost(Duration.ofSeconds(10)).until(() -> !broker.streams.isEmpty()
-                && broker.stream(0).initReceived());
-        FakeBroker.FakeStream stream = broker.stream(0);
+        FakeBroker.FakeStream stream = subscribeConfirmingEach(SMALL_BUFFER.withMaxBuffered(16), confirmed, failures);
         for (int i = 0; i < 100; i++) {
             stream.deliverBatch("t", List.of("p-" + 2 * i, "p-" + (2 * i + 1)));
         }

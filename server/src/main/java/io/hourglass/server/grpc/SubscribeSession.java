@@ -61,8 +61,8 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private volatile Consumer consumer;
     /** Deliveries per frame the client takes (1: a {@code delivery} frame each); set by init. */
     private volatile int maxBatch = 1;
-    /** Polled for a batch it did not fit in; the next frame starts with it. Guarded by {@code out}. */
-    private Delivery carry;
+    /** Polled for a frame it did not fit in, not sent yet; the next frame starts with it. Guarded by {@code out}. */
+    private io.hourglass.api.v1.Delivery carry;
     private volatile boolean initialised;
     private volatile boolean ended;
 
@@ -274,47 +274,46 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
         Consumer c = consumer;
         synchronized (out) {
             while (!ended && out.isReady()) {
-                Delivery d = carry != null ? carry : c.poll();
-                carry = null;
-                if (d == null) {
+                List<io.hourglass.api.v1.Delivery> frame = nextFrame(c);
+                if (frame.isEmpty()) {
                     return;
                 }
-                io.hourglass.api.v1.Delivery first = sent(d);
-                Delivery next = maxBatch > 1 ? c.poll() : null;
                 metrics.recordDeliveryFrame();
-                if (next == null) {
-                    out.onNext(SubscribeResponse.newBuilder().setDelivery(first).build());
-                    continue;
-                }
-                io.hourglass.api.v1.Deliveries.Builder batch = io.hourglass.api.v1.Deliveries.newBuilder().addDelivery(first);
-                int bytes = first.getSerializedSize();
-                while (next != null) {
-                    io.hourglass.api.v1.Delivery proto = toProto(next);
-                    bytes += proto.getSerializedSize();
-                    if (bytes > BATCH_BYTES) {
-                        carry = next; // starts the next frame
-                        break;
-                    }
-                    record(next);
-                    batch.addDelivery(proto);
-                    next = batch.getDeliveryCount() < maxBatch ? c.poll() : null;
-                }
-                out.onNext(batch.getDeliveryCount() == 1
-                        ? SubscribeResponse.newBuilder().setDelivery(first).build()
-                        : SubscribeResponse.newBuilder().setDeliveries(batch).build());
+                out.onNext(frame.size() == 1
+                        ? SubscribeResponse.newBuilder().setDelivery(frame.get(0)).build()
+                        : SubscribeResponse.newBuilder().setDeliveries(
+                                io.hourglass.api.v1.Deliveries.newBuilder().addAllDelivery(frame)).build());
             }
         }
     }
 
-    /** {@code d} as it goes out, counted in the delivery metrics. */
-    private io.hourglass.api.v1.Delivery sent(Delivery d) {
-        record(d);
-        return toProto(d);
-    }
-
-    private void record(Delivery d) {
-        metrics.recordDelivery(d.message().getTopic(), d.message().getEnqueuedAtMs(), d.message().getDueAtMs(),
-                d.deliveredAtMs());
+    /**
+     * The deliveries of the next frame, each counted in the delivery metrics: up to
+     * {@link #maxBatch} of those waiting, and {@link #BATCH_BYTES} unless the first alone is larger.
+     * Caller holds {@code out}.
+     */
+    private List<io.hourglass.api.v1.Delivery> nextFrame(Consumer c) {
+        List<io.hourglass.api.v1.Delivery> frame = new ArrayList<>(1);
+        int bytes = 0;
+        while (frame.size() < maxBatch) {
+            io.hourglass.api.v1.Delivery next = carry;
+            carry = null;
+            if (next == null) {
+                Delivery d = c.poll();
+                if (d == null) {
+                    break;
+                }
+                next = toProto(d);
+            }
+            bytes += next.getSerializedSize();
+            if (!frame.isEmpty() && bytes > BATCH_BYTES) {
+                carry = next;
+                break;
+            }
+            metrics.recordDelivery(next.getTopic(), next.getEnqueuedAtMs(), next.getDueAtMs(), next.getDeliveredAtMs());
+            frame.add(next);
+        }
+        return frame;
     }
 
     static io.hourglass.api.v1.Delivery toProto(Delivery d) {

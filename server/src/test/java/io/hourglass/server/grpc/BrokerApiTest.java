@@ -247,8 +247,8 @@ class BrokerApiTest {
     }
 
     /** A Subscribe stream whose client reads only as many frames as the test grants. */
-    private static final class Held implements io.grpc.stub.ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
-        private final StreamRecorder<SubscribeResponse> frames = new StreamRecorder<>();
+    private static final class Held extends StreamRecorder<SubscribeResponse>
+            implements io.grpc.stub.ClientResponseObserver<SubscribeRequest, SubscribeResponse> {
         private volatile io.grpc.stub.ClientCallStreamObserver<SubscribeRequest> call;
 
         @Override
@@ -257,27 +257,13 @@ class BrokerApiTest {
             requestStream.disableAutoRequestWithInitial(1);
         }
 
-        @Override
-        public void onNext(SubscribeResponse value) {
-            frames.onNext(value);
+        void request(int frames) {
+            call.request(frames);
         }
 
-        @Override
-        public void onError(Throwable t) {
-            frames.onError(t);
-        }
-
-        @Override
-        public void onCompleted() {
-            frames.onCompleted();
-        }
-
-        void request(int n) {
-            call.request(n);
-        }
-
-        List<SubscribeResponse> values() {
-            return frames.values();
+        /** The stream's own side, for ACKs and the half-close. */
+        StreamObserver<SubscribeRequest> requests() {
+            return call;
         }
 
         List<io.hourglass.api.v1.Delivery> deliveries() {
@@ -289,6 +275,20 @@ class BrokerApiTest {
     private static SubscribeRequest init(String topic, String group, int maxBatch) {
         return SubscribeRequest.newBuilder().setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group)
                 .setMaxBatch(maxBatch)).build();
+    }
+
+    /**
+     * Subscribes group g to {@code topic} with {@code maxBatch}, reads nothing until all {@code n}
+     * deliveries are handed to the stream (so they wait together), then reads until it has them all.
+     */
+    private static Held heldThenRead(String topic, int maxBatch, int n) {
+        Held out = new Held();
+        async.subscribe(out).onNext(init(topic, "g", maxBatch));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> node.node().engine().inFlightCount(topic) == n);
+        out.request(1_000);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == n);
+        return out;
     }
 
     /**
@@ -307,13 +307,8 @@ class BrokerApiTest {
         }
         blocking.publish(r.build());
         double framesBefore = deliveryFrames();
-        Held out = new Held();
-        StreamObserver<SubscribeRequest> in = async.subscribe(out);
-        in.onNext(init("api-frames", "g", 8));
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
-                .until(() -> node.node().engine().inFlightCount("api-frames") == 40);
-        out.request(1_000);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 40);
+        Held out = heldThenRead("api-frames", 8, 40);
+        StreamObserver<SubscribeRequest> in = out.requests();
 
         List<SubscribeResponse> batches = out.values().stream().filter(SubscribeResponse::hasDeliveries).toList();
         assertFalse(batches.isEmpty(), "deliveries waiting together came in deliveries frames");
@@ -345,15 +340,9 @@ class BrokerApiTest {
     void largeDeliveriesGoOneFrameEachAndANegativeMaxBatchIsRefused() {
         String big = "y".repeat(200 * 1024);
         publish(msg("api-big", "a" + big), msg("api-big", "b" + big), msg("api-big", "c" + big));
-        Held out = new Held();
-        StreamObserver<SubscribeRequest> in = async.subscribe(out);
-        in.onNext(init("api-big", "g", 256));
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
-                .until(() -> node.node().engine().inFlightCount("api-big") == 3);
-        out.request(1_000);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 3);
+        Held out = heldThenRead("api-big", 256, 3);
         assertTrue(out.values().stream().noneMatch(SubscribeResponse::hasDeliveries), "200 KiB each: one per frame");
-        in.onCompleted();
+        out.requests().onCompleted();
 
         StreamRecorder<SubscribeResponse> refused = new StreamRecorder<>();
         async.subscribe(refused).onNext(init("api-big", "g2", -1));

@@ -10,7 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
 /** Records what a server stream sends, for raw-stub protocol tests. */
-public final class StreamRecorder<T> implements StreamObserver<T> {
+public class StreamRecorder<T> implements StreamObserver<T> {
     private final List<T> values = new CopyOnWriteArrayList<>();
     private volatile Throwable error;
     private volatile boolean completed;
