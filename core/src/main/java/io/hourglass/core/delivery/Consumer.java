@@ -138,6 +138,22 @@ public final class Consumer {
         sink.deliveriesAvailable();
     }
 
+    /**
+     * Delivery loop only, once the stream ended: empties the buffer and returns the tags of the
+     * deliveries still in it, which no stream ever carried. One the transport polled meanwhile
+     * counts as sent.
+     */
+    Set<EventKey> takeUnsent() {
+        java.util.List<Delivery> left = new java.util.ArrayList<>();
+        buffer.drainTo(left);
+        Set<EventKey> tags = new java.util.HashSet<>(left.size() * 2);
+        for (Delivery d : left) {
+            sentTags.remove(d.tag());
+            tags.add(d.tag());
+        }
+        return tags;
+    }
+
     boolean takeTag(EventKey tag) {
         return sentTags.remove(tag);
     }

@@ -301,7 +301,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     }
 
     private void release(Consumer c) {
-        List<EventKey> released = inFlight.releaseConsumer(c);
+        List<EventKey> released = inFlight.releaseConsumer(c, c.takeUnsent());
         LOG.debug("{} disconnected, released {} in-flight messages", c, released.size());
         boolean settleUniversal = c.isUniversal() && store.durableGroups(c.topic()).isEmpty();
         for (EventKey key : released) {

@@ -180,7 +180,7 @@ final class InFlightTracker {
                 break;
             }
             it.remove();
-            if (e != null && e.state != State.ACKED) {
+            if (e != null && e.state != State.ACKED && e.attempt > 0) {
                 out.add(new io.hourglass.core.command.QueueCommands.Count(c.key(), c.group().name(), e.attempt));
             }
         }
@@ -231,6 +231,17 @@ final class InFlightTracker {
      * unacknowledged. Costs O(the consumer's own entries).
      */
     List<EventKey> releaseConsumer(Consumer consumer) {
+        return releaseConsumer(consumer, Set.of());
+    }
+
+    /**
+     * As {@link #releaseConsumer(Consumer)}, where {@code unsent} are deliveries that never left the
+     * consumer's buffer for its stream: their claim is undone, so the next delivery carries the
+     * attempt number they would have had and a group's max deliveries is not spent on them. A
+     * consumer that stopped after a few messages held a full buffer of them (1 024), and each came back
+     * as a second attempt — a third after another such stop — though no client ever saw it.
+     */
+    List<EventKey> releaseConsumer(Consumer consumer, Set<EventKey> unsent) {
         consumer.releasedInFlight = true;
         String consumerId = consumer.id();
         Recipient recipient = consumer.recipient();
@@ -256,7 +267,8 @@ final class InFlightTracker {
                     entries.remove(key);
                 }
             } else if (e.state == State.HELD) {
-                recipients.put(recipient, new Entry(State.RELEASED, null, 0, e.attempt, DISCONNECTED));
+                int attempt = unsent.contains(key) ? e.attempt - 1 : e.attempt;
+                recipients.put(recipient, new Entry(State.RELEASED, null, 0, attempt, DISCONNECTED));
             }
         }
         return released;

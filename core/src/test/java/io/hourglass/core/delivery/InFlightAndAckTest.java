@@ -76,6 +76,24 @@ class InFlightAndAckTest {
     }
 
     @Test
+    void deliveriesThatNeverLeftTheBufferComeBackAsTheSameAttempt() {
+        var a = f.subscribe("t", "g");
+        f.publish("t", 0, 0, "m1", "m2", "m3", "m4", "m5");
+        assertEquals(5, f.engine.dispatchOnce());
+        // The stream carried two; three were still waiting in the consumer's buffer when it ended.
+        Delivery sent1 = a.consumer.poll();
+        Delivery sent2 = a.consumer.poll();
+        f.engine.disconnect(a.consumer);
+        var b = f.subscribe("t", "g");
+        assertEquals(5, f.engine.dispatchOnce());
+        java.util.Map<String, Integer> attempts = new java.util.TreeMap<>();
+        b.drain().forEach(d -> attempts.put(d.message().getPayload().toStringUtf8(), d.attempt()));
+        assertEquals(java.util.Map.of(sent1.message().getPayload().toStringUtf8(), 2,
+                sent2.message().getPayload().toStringUtf8(), 2, "m3", 1, "m4", 1, "m5", 1), attempts);
+        assertEquals(2, f.engine.metrics().redelivered.sum(), "only the two the first stream carried are redeliveries");
+    }
+
+    @Test
     void ackCountsOnlyForATagSentOnThatStream() {
         var a = f.subscribe("t", "g");
         var b = f.subscribe("t", "g");
