@@ -56,7 +56,8 @@ final class ConsumeCommand implements Callable<Integer> {
                     + "(default: none, a universal consumer that gets every message).")
     private String group = "";
 
-    @Option(names = "--count", paramLabel = "N", description = "Stop after N deliveries.")
+    @Option(names = "--count", paramLabel = "N", description = "Stop after N deliveries. The server then hands out at most N (up to 128; "
+            + "N with --no-ack) unsettled at once, so at most that many are sent and not seen when it stops.")
     private Integer count;
 
     @Option(names = "--timeout", paramLabel = "D", converter = DurationConverter.class,
@@ -110,7 +111,8 @@ final class ConsumeCommand implements Callable<Integer> {
         RecordPrinter printer = root.printer(COLUMNS, spec.commandLine().getOut());
         ConsumeProgress progress = new ConsumeProgress(count == null ? 0 : count);
         ConfirmWindow confirms = new ConfirmWindow(CONFIRM_WINDOW, root.deadline());
-        SubscribeOptions options = SubscribeOptions.DEFAULT.withGiveUpAfter(root.deadline());
+        SubscribeOptions options = SubscribeOptions.DEFAULT.withGiveUpAfter(root.deadline())
+                .withMaxUnacked(maxUnacked(count, settle != null && settle.noAck));
         try (HourglassClient client = root.openClient(b -> b)) {
             Subscription subscription = client.subscribe(topic, group, options,
                     (message, context) -> onDelivery(message, context, ack, printer, progress, confirms));
@@ -134,6 +136,19 @@ final class ConsumeCommand implements Callable<Integer> {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /**
+     * The prefetch limit for {@code --count}: the server hands out no more than this beyond what was
+     * settled, so a consume that stops after N leaves at most that many sent-but-unseen (each counts
+     * as a delivery attempt) instead of gRPC's whole window (~1 500 of 640 bytes). Unsettled
+     * ({@code --no-ack}), exactly N; otherwise N up to the client's buffer. No limit without --count.
+     */
+    static int maxUnacked(Integer count, boolean noAck) {
+        if (count == null) {
+            return 0;
+        }
+        return noAck ? count : Math.min(count, SubscribeOptions.DEFAULT.maxBuffered());
     }
 
     private void onDelivery(ReceivedMessage message, DeliveryContext context, boolean ack,

@@ -75,4 +75,40 @@ class ConsumeConfirmNodeTest {
         assertEquals(0, info.get("pendingPerGroup").get("billing").asLong(), stats.out());
         assertTrue(r.outLines().size() == BACKLOG, "one record per delivery");
     }
+
+    /**
+     * {@code consume --count 10} on a backlog hands out no more than ten beyond those it consumed
+     * (its prefetch limit), so the next consumer of the group finds the rest untouched: first
+     * attempts. Without it, gRPC's window (~1 500 of these) went out, unseen, and came back as
+     * second attempts.
+     */
+    @Test
+    void aConsumeThatStopsAfterTenLeavesTheRestFirstAttempts(@TempDir Path dir) throws Exception {
+        int backlog = 3_000;
+        try (TestNode node = TestNode.start(dir)) {
+            String servers = node.target();
+            try (HourglassClient client = HourglassClient.builder().servers(List.of(servers)).build()) {
+                List<Message> batch = new ArrayList<>();
+                for (int i = 0; i < backlog; i++) {
+                    batch.add(Message.builder("jobs").payload(("j-" + i + "-" + "x".repeat(600)).getBytes(StandardCharsets.UTF_8)).build());
+                }
+                client.publishBatch(batch);
+            }
+            Cli.Result few = Cli.runWith(ClientFactory.grpc(), "", "--servers", servers, "--output", "json",
+                    "consume", "jobs", "--group", "workers", "--count", "10");
+            assertEquals(0, few.exitCode(), few.err());
+            assertEquals(10, few.outLines().size());
+            Cli.Result rest = Cli.runWith(ClientFactory.grpc(), "", "--servers", servers, "--deadline", "30s",
+                    "--output", "json", "consume", "jobs", "--group", "workers", "--count", Integer.toString(backlog - 10));
+            assertEquals(0, rest.exitCode(), rest.err());
+            int again = 0;
+            for (String line : rest.outLines()) {
+                if (json.readTree(line).get("attempt").asInt() > 1) {
+                    again++;
+                }
+            }
+            assertTrue(again <= 10, again + " of the rest came as second attempts; at most the 10 handed out unseen may");
+        }
+    }
 }
+

@@ -133,9 +133,15 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
 
     /** Opens the call and sends {@code init}. */
     void start(String topic, String group) {
+        start(topic, group, 0);
+    }
+
+    /** Opens the call and sends {@code init}, with {@link SubscribeOptions#maxUnacked()}. */
+    void start(String topic, String group, int maxUnacked) {
         BrokerGrpc.newStub(endpoint.channel()).subscribe(this);
         send(SubscribeRequest.newBuilder()
-                .setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group).setMaxBatch(batch))
+                .setInit(SubscribeInit.newBuilder().setTopic(topic).setGroup(group).setMaxBatch(batch)
+                        .setMaxUnacked(maxUnacked))
                 .build());
     }
 

@@ -172,7 +172,7 @@ public final class Subscription implements AutoCloseable {
             current = stream;
             stallWatch.watch(stream);
             LOG.debug("subscribing to {} (group '{}') on {}", topic, group, stream.endpoint().address());
-            stream.start(topic, group);
+            stream.start(topic, group, options.maxUnacked());
         }
     }
 

@@ -35,6 +35,9 @@ public final class Consumer {
     private final Runnable expiredInBuffer;
     /** Set by the loop when it found the buffer full; cleared by the poll that frees half of it. */
     private volatile boolean starved;
+    private final int maxUnacked;
+    /** Set by the loop when {@link #maxUnacked} deliveries were unsettled; cleared by the settlement that frees one. */
+    private volatile boolean atUnackedLimit;
     /** Tags sent on this consumer's stream and not yet acked or nacked: the only tags it may ack. */
     private final Set<EventKey> sentTags = ConcurrentHashMap.newKeySet();
     /**
@@ -44,16 +47,19 @@ public final class Consumer {
     boolean releasedInFlight;
 
     Consumer(String id, String topic, String group, int queueSize, Sink sink) {
-        this(id, topic, group, queueSize, sink, () -> { }, () -> Long.MIN_VALUE, () -> { });
+        this(id, topic, group, queueSize, sink, () -> { }, () -> Long.MIN_VALUE, () -> { }, 0);
     }
 
     /**
      * @param now the leader's clock, read when a delivery leaves the buffer
      * @param expiredInBuffer called for each delivery {@link #poll()} drops because its TTL passed
      *        while it waited in the buffer
+     * @param maxUnacked deliveries unsettled at once (sent, not yet ACKed or NACKed, nor gone with
+     *        their message); 0: no limit but the buffer
      */
     Consumer(String id, String topic, String group, int queueSize, Sink sink, Runnable wantsMore,
-             java.util.function.LongSupplier now, Runnable expiredInBuffer) {
+             java.util.function.LongSupplier now, Runnable expiredInBuffer, int maxUnacked) {
+        this.maxUnacked = maxUnacked;
         this.now = now;
         this.expiredInBuffer = expiredInBuffer;
         this.id = id;
@@ -121,6 +127,13 @@ public final class Consumer {
 
     /** Delivery loop only; a full buffer marks the consumer starved (see {@link #poll()}). */
     boolean hasRoom() {
+        if (maxUnacked > 0 && sentTags.size() >= maxUnacked) {
+            atUnackedLimit = true;
+            if (sentTags.size() >= maxUnacked) {
+                return false;
+            }
+            atUnackedLimit = false;
+        }
         if (buffer.remainingCapacity() > 0) {
             return true;
         }
@@ -155,11 +168,25 @@ public final class Consumer {
     }
 
     boolean takeTag(EventKey tag) {
-        return sentTags.remove(tag);
+        boolean taken = sentTags.remove(tag);
+        if (taken) {
+            settled();
+        }
+        return taken;
     }
 
     void forgetTag(EventKey tag) {
-        sentTags.remove(tag);
+        if (sentTags.remove(tag)) {
+            settled();
+        }
+    }
+
+    /** A delivery stopped counting against {@link #maxUnacked}: a consumer held at it asks for a pass. */
+    private void settled() {
+        if (atUnackedLimit && sentTags.size() < maxUnacked) {
+            atUnackedLimit = false;
+            wantsMore.run();
+        }
     }
 
     void close(String reason) {

@@ -152,6 +152,14 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
      * deletion rule counts it before it receives anything.
      */
     public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink) {
+        return subscribe(topic, group, sink, 0);
+    }
+
+    /**
+     * As {@link #subscribe(String, String, Consumer.Sink)}, with at most {@code maxUnacked}
+     * deliveries unsettled on the consumer at once (0: no limit but its buffer).
+     */
+    public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink, int maxUnacked) {
         if (!leading) {
             return CompletableFuture.failedFuture(replicator.notLeader());
         }
@@ -162,7 +170,7 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
             if (!leading) {
                 throw replicator.notLeader();
             }
-            Consumer c = hub.register(topic, group, sink);
+            Consumer c = hub.register(topic, group, sink, maxUnacked);
             LOG.debug("registered {}", c);
             return c;
         }));

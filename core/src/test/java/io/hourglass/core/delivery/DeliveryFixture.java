@@ -56,8 +56,12 @@ final class DeliveryFixture implements AutoCloseable {
     }
 
     TestConsumer subscribe(String topic, String group) {
+        return subscribe(topic, group, 0);
+    }
+
+    TestConsumer subscribe(String topic, String group, int maxUnacked) {
         TestConsumer sink = new TestConsumer();
-        sink.consumer = engine.subscribe(topic, group, sink).join();
+        sink.consumer = engine.subscribe(topic, group, sink, maxUnacked).join();
         return sink;
     }
 

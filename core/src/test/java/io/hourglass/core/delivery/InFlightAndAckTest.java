@@ -94,6 +94,25 @@ class InFlightAndAckTest {
     }
 
     @Test
+    void aConsumerGetsNoMoreThanItsUnackedLimitUntilItSettlesSome() {
+        var a = f.subscribe("t", "g", 3);
+        f.publish("t", 0, 0, "m1", "m2", "m3", "m4", "m5", "m6");
+        assertEquals(3, f.engine.dispatchOnce());
+        List<Delivery> first = a.drain();
+        assertEquals(3, first.size());
+        assertEquals(0, f.engine.dispatchOnce(), "three unsettled: the limit");
+        f.engine.ack(a.consumer, first.get(0).tag());
+        f.engine.nack(a.consumer, first.get(1).tag());
+        // The NACKed one is due again at once: the two freed places go to it and to m4.
+        assertEquals(2, f.engine.dispatchOnce());
+        assertEquals(List.of("m2", "m4"), a.payloads().stream().sorted().toList());
+        assertEquals(0, f.engine.dispatchOnce());
+        var b = f.subscribe("t", "g");
+        assertEquals(2, f.engine.dispatchOnce(), "a member without a limit takes the rest");
+        assertEquals(List.of("m5", "m6"), b.payloads());
+    }
+
+    @Test
     void ackCountsOnlyForATagSentOnThatStream() {
         var a = f.subscribe("t", "g");
         var b = f.subscribe("t", "g");

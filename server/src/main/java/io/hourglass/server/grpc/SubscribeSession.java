@@ -61,6 +61,8 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
     private volatile Consumer consumer;
     /** Deliveries per frame the client takes (1: a {@code delivery} frame each); set by init. */
     private volatile int maxBatch = 1;
+    /** The client's {@code init.max_unacked}: 0 for no limit. */
+    private volatile int maxUnacked;
     /** Polled for a frame it did not fit in, not sent yet; the next frame starts with it. Guarded by {@code out}. */
     private io.hourglass.api.v1.Delivery carry;
     private volatile boolean initialised;
@@ -132,6 +134,12 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
             return;
         }
         maxBatch = Math.max(1, Math.min(batch, MAX_BATCH));
+        maxUnacked = frame.getInit().getMaxUnacked();
+        if (maxUnacked < 0) {
+            fail(Status.INVALID_ARGUMENT.withDescription(
+                    "init.max_unacked is the most unsettled deliveries: 0 (no limit) or more, got " + maxUnacked));
+            return;
+        }
         Status full = limits.acquireConsumer();
         if (full != null) {
             fail(full);
@@ -157,7 +165,7 @@ final class SubscribeSession implements StreamObserver<SubscribeRequest>, Consum
         if (ended) {
             return;
         }
-        engine.subscribe(topic, group, this).whenComplete((c, error) -> {
+        engine.subscribe(topic, group, this, maxUnacked).whenComplete((c, error) -> {
             if (error != null) {
                 if (noLeaderKnown(error) && System.nanoTime() < giveUpAt
                         && limits.later(() -> register(topic, group, giveUpAt), ELECTION_POLL_MS)) {

@@ -330,9 +330,7 @@ class BrokerApiTest {
     }
 
     private static double deliveryFrames() {
-        var m = java.util.regex.Pattern.compile("(?m)^hourglass_delivery_frames_total ([0-9.eE+-]+)$")
-                .matcher(node.node().metrics().render());
-        return m.find() ? Double.parseDouble(m.group(1)) : -1;
+        return metric("hourglass_delivery_frames_total");
     }
 
     /** A frame takes no delivery past ~256 KiB: large messages each go alone, whatever max_batch says. */
@@ -349,5 +347,54 @@ class BrokerApiTest {
         StatusRuntimeException e = (StatusRuntimeException) refused.awaitError();
         assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("max_batch"), e.getStatus().getDescription());
+    }
+
+    /**
+     * {@code max_unacked} (prefetch): a consumer that reads everything is handed no more than that
+     * many unsettled deliveries, and the next ones once it settles some.
+     */
+    @Test
+    void aConsumerIsHandedNoMoreThanItsMaxUnackedUntilItSettles() {
+        for (int i = 0; i < 10; i++) {
+            publish(msg("api-prefetch", "m" + i));
+        }
+        Held out = new Held();
+        StreamObserver<SubscribeRequest> in = async.subscribe(out);
+        out.request(1_000);
+        in.onNext(SubscribeRequest.newBuilder().setInit(SubscribeInit.newBuilder().setTopic("api-prefetch")
+                .setGroup("g").setMaxUnacked(4)).build());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 4);
+        double passes = metric("hourglass_dispatch_passes_total");
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> metric("hourglass_dispatch_passes_total") >= passes + 3);
+        assertEquals(4, out.deliveries().size(), "three dispatch passes later, still the four unsettled");
+        assertEquals(4, node.node().engine().inFlightCount("api-prefetch"));
+        List<io.hourglass.api.v1.Delivery> first = out.deliveries();
+        in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(first.get(0).getTag())
+                .addMoreTags(first.get(1).getTag())).build());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> out.deliveries().size() == 6);
+        for (int settled = 2; settled < 10; settled++) {
+            int upTo = settled;
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> out.deliveries().size() >= Math.min(10, upTo + 4));
+            assertTrue(out.deliveries().size() <= upTo + 4, "at most four unsettled");
+            in.onNext(SubscribeRequest.newBuilder().setAck(Ack.newBuilder().setTag(out.deliveries().get(upTo).getTag())).build());
+        }
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> node.node().engine().inFlightCount("api-prefetch") == 0);
+        assertEquals(10, out.deliveries().stream().map(d -> d.getPayload().toStringUtf8()).distinct().count());
+        in.onCompleted();
+
+        StreamRecorder<SubscribeResponse> refused = new StreamRecorder<>();
+        async.subscribe(refused).onNext(SubscribeRequest.newBuilder().setInit(SubscribeInit.newBuilder()
+                .setTopic("api-prefetch").setGroup("g2").setMaxUnacked(-1)).build());
+        StatusRuntimeException e = (StatusRuntimeException) refused.awaitError();
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().contains("max_unacked"), e.getStatus().getDescription());
+    }
+
+    private static double metric(String name) {
+        var m = java.util.regex.Pattern.compile("(?m)^" + name + " ([0-9.eE+-]+)$").matcher(node.node().metrics().render());
+        return m.find() ? Double.parseDouble(m.group(1)) : -1;
     }
 }
