@@ -131,11 +131,6 @@ final class ConsumerStream implements ClientResponseObserver<SubscribeRequest, S
         return batch > 1 ? room / batch : room;
     }
 
-    /** Opens the call and sends {@code init}. */
-    void start(String topic, String group) {
-        start(topic, group, 0);
-    }
-
     /** Opens the call and sends {@code init}, with {@link SubscribeOptions#maxUnacked()}. */
     void start(String topic, String group, int maxUnacked) {
         BrokerGrpc.newStub(endpoint.channel()).subscribe(this);

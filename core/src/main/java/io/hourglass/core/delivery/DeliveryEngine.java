@@ -148,16 +148,8 @@ public final class DeliveryEngine implements ApplyListener, AutoCloseable {
     }
 
     /**
-     * Registers a consumer. A named group is made durable through replication first, so that the
-     * deletion rule counts it before it receives anything.
-     */
-    public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink) {
-        return subscribe(topic, group, sink, 0);
-    }
-
-    /**
-     * As {@link #subscribe(String, String, Consumer.Sink)}, with at most {@code maxUnacked}
-     * deliveries unsettled on the consumer at once (0: no limit but its buffer).
+     * Registers a consumer, with at most {@code maxUnacked} deliveries unsettled at once (0: no limit
+     * but its buffer). A named group is made durable through replication first, so that the deletion rule counts it.
      */
     public CompletableFuture<Consumer> subscribe(String topic, String group, Consumer.Sink sink, int maxUnacked) {
         if (!leading) {

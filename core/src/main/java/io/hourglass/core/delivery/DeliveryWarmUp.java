@@ -84,8 +84,8 @@ public final class DeliveryWarmUp {
                                     java.util.function.BooleanSupplier stopped) {
         Sink groupSink = new Sink();
         Sink allSink = new Sink();
-        Consumer group = engine.subscribe(TOPIC, "g", groupSink).join();
-        Consumer universal = engine.subscribe(TOPIC, "", allSink).join();
+        Consumer group = engine.subscribe(TOPIC, "g", groupSink, 0).join();
+        Consumer universal = engine.subscribe(TOPIC, "", allSink, 0).join();
         for (int entry = 0; entry < 30; entry++) {
             PutCmd.Builder put = PutCmd.newBuilder();
             for (int i = 0; i < MESSAGES / 30; i++) {

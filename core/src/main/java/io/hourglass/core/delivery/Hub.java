@@ -39,10 +39,6 @@ public final class Hub {
         this.expiredInBuffer = expiredInBuffer;
     }
 
-    Consumer register(String topic, String group, Consumer.Sink sink) {
-        return register(topic, group, sink, 0);
-    }
-
     /** @param maxUnacked deliveries unsettled on the consumer at once, 0 for no limit (see {@link Consumer}) */
     Consumer register(String topic, String group, Consumer.Sink sink, int maxUnacked) {
         Consumer c = new Consumer(UUID.randomUUID().toString(), topic, group, queueSize, sink, wantsPass, now,

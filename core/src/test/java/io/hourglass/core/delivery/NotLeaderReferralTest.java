@@ -31,7 +31,7 @@ class NotLeaderReferralTest {
 
     private Optional<String> refusalHint() {
         CompletionException e = assertThrows(CompletionException.class,
-                () -> f.engine.subscribe("t", "", new DeliveryFixture.TestConsumer()).join());
+                () -> f.engine.subscribe("t", "", new DeliveryFixture.TestConsumer(), 0).join());
         return assertInstanceOf(NotLeaderException.class, e.getCause()).leaderHint();
     }
 

@@ -66,8 +66,8 @@ class WalBoundTest {
     void theLogAndNewFilesAreWrittenOutAsTheyGrow() throws Exception {
         Db db = new Db(dir.resolve("db"));
         try {
-            org.junit.jupiter.api.Assertions.assertEquals(1L << 20, db.dbOptions.walBytesPerSync());
-            org.junit.jupiter.api.Assertions.assertEquals(1L << 20, db.dbOptions.bytesPerSync());
+            org.junit.jupiter.api.Assertions.assertEquals(Db.BYTES_PER_SYNC, db.dbOptions.walBytesPerSync());
+            org.junit.jupiter.api.Assertions.assertEquals(Db.BYTES_PER_SYNC, db.dbOptions.bytesPerSync());
         } finally {
             db.close();
         }
